@@ -1,0 +1,45 @@
+"""jupyter_fuse: see kernel fusion happen in a notebook.
+
+``%load_ext jupyter_fuse``, then ``%%fuse`` on a cell. Scripts and tests use
+:func:`run_cell`. Importing this package imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["run_cell", "Report", "load_ipython_extension", "unload_ipython_extension"]
+
+
+def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy", **options: Any):
+    """Run a cell's source lazily against ``namespace``; returns its :class:`Report`."""
+    from .runner import run_cell as _run
+
+    return _run(source, namespace, backend, **options)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Report":
+        from .report import Report
+
+        return Report
+    raise AttributeError(name)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from .magic import FuseMagics
+
+    ipython.register_magics(FuseMagics)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .magic import FuseMagics
+
+    magics = ipython.magics_manager.magics
+    for kind in ("cell", "line"):
+        for name in list(magics[kind]):
+            owner = getattr(magics[kind][name], "__self__", None)
+            if isinstance(owner, FuseMagics):
+                del magics[kind][name]
+    ipython.magics_manager.registry.pop("FuseMagics", None)

@@ -1,0 +1,54 @@
+"""Backends turn a Plan into results. Each one is a module with a ``Backend`` class.
+
+A backend has a ``name`` and ``execute(plan, values, report)``: it computes every
+kernel of the plan, stores the values of the kernel outputs in ``values``, and
+appends one entry per launched kernel to ``report.kernel_list``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+CHOICES = ("auto", "cpu", "numpy", "cupy")
+
+
+class Backend(Protocol):
+    name: str
+
+    def execute(self, plan: Any, values: dict, report: Any) -> None: ...
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend asked for cannot run here; the message says what to use instead."""
+
+
+def cuda_available() -> bool:
+    try:
+        import cupy  # noqa: F401
+
+        return bool(cupy.is_available())
+    except Exception:  # no cupy, no driver, no device: all mean "no"
+        return False
+
+
+def get_backend(name: str) -> Backend:
+    if name not in CHOICES:
+        raise ValueError(f"unknown backend {name!r}: choose one of {', '.join(CHOICES)}")
+    if name == "auto":
+        name = "cupy" if cuda_available() else "cpu"
+    if name == "numpy":
+        from .numpy import NumpyBackend
+
+        return NumpyBackend()
+    if name == "cpu":
+        try:
+            from .cpu import CpuBackend
+        except ImportError as e:
+            raise BackendUnavailable(f"the cpu backend is not available ({e}); use -b numpy") from None
+        return CpuBackend()
+    if not cuda_available():
+        raise BackendUnavailable("-b cupy needs a usable CUDA device and none was found; "
+                                 "use -b cpu (or --dry-run to compile the CUDA kernels without a GPU)")
+    from .cupy import CupyBackend  # type: ignore[import-not-found]
+
+    return CupyBackend()

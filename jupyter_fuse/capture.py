@@ -1,0 +1,223 @@
+"""The recording namespace a cell runs in, and the hand-back of its results.
+
+Reads of names the cell did not assign go through :class:`Namespace`, which
+records them (the roots of the reference graph) and hands the cell lazy
+stand-ins: arrays become lazy inputs, ``numpy`` becomes the lazy namespace.
+At the end, :func:`finalize` computes every lazy value still reachable,
+writes in-place changes into the user's own arrays, and replaces every lazy
+object with its concrete value, so nothing lazy escapes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+from typing import Any
+
+import numpy as np
+
+from . import views
+from .lazynp import LAZY_NUMPY, LazyModule
+from .session import Session
+from .trace import Buffer, LazyArray, wrap_array
+
+
+def wrap_value(s: Session, value: Any) -> Any:
+    """What the cell sees for a value from outside (or one it stores)."""
+    if isinstance(value, np.ndarray) and not isinstance(value, np.matrix) and value.dtype.kind in "biufc":
+        return wrap_array(s, value)
+    if value is np:
+        return LAZY_NUMPY
+    if isinstance(value, types.ModuleType) and value.__name__.startswith("numpy."):
+        try:
+            return getattr(LAZY_NUMPY, value.__name__.split(".", 1)[1].split(".")[0])
+        except AttributeError:
+            return value
+    return value
+
+
+def unwrap_module(value: Any) -> Any:
+    return value._real if isinstance(value, LazyModule) else value
+
+
+class Namespace(dict):
+    """The cell's globals. Lookups fall through to the user's namespace, recorded."""
+
+    def __init__(self, user: dict, session: Session) -> None:
+        super().__init__()
+        self.user, self.session = user, session
+        self.reads: dict[str, Any] = {}  # name -> the object read (reference-graph roots)
+        self.assigned: set[str] = set()
+        self.deleted: set[str] = set()
+        dict.__setitem__(self, "__builtins__", user.get("__builtins__", builtins))
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return dict.__getitem__(self, key)
+        except KeyError:
+            pass
+        if key in self.deleted or key not in self.user:
+            raise KeyError(key)  # Python then tries builtins
+        value = self.user[key]
+        self.reads.setdefault(key, value)
+        wrapped = wrap_value(self.session, value)
+        dict.__setitem__(self, key, wrapped)
+        return wrapped
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.assigned.add(key)
+        self.deleted.discard(key)
+        dict.__setitem__(self, key, wrap_value(self.session, value))
+
+    def __delitem__(self, key: str) -> None:
+        if dict.__contains__(self, key):
+            dict.__delitem__(self, key)
+        elif key in self.deleted or key not in self.user:
+            raise KeyError(key)
+        self.deleted.add(key)
+        self.assigned.discard(key)
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (key in self.user and key not in self.deleted)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+# -- the hand-back ---------------------------------------------------------------------------
+
+def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
+    """Write the cell's effects into the user's namespace; returns ``extra`` made concrete."""
+    s = ns.session
+    roots = [dict.__getitem__(ns, k) for k in ns.assigned if dict.__contains__(ns, k)]
+    roots += list(ns.reads.values()) + list(extra)
+    lazies = _find_lazies(roots)
+    bufs = list(dict.fromkeys([lz._buf for lz in lazies] + [b for b in s.buffers.values() if b.dirty]))
+    values = s.evaluate([b.node for b in bufs])
+    storage: dict[Buffer, np.ndarray] = {}
+    claimed: set[int] = set()
+    for buf, value in zip(bufs, values):
+        if buf.origin is not None:
+            if buf.dirty and value is not buf.origin:
+                np.copyto(buf.origin, value)
+            storage[buf] = buf.origin
+        else:
+            value = np.asarray(value)
+            storage[buf] = value.copy() if id(value) in claimed else value
+        claimed.add(id(storage[buf]))
+    memo: dict[int, Any] = {}
+
+    def concrete(lz: LazyArray) -> Any:
+        if lz._origin is not None:
+            return lz._origin
+        out = views.apply_chain(storage[lz._buf], lz._chain) if lz._chain else storage[lz._buf]
+        return out[()] if lz.scalar else out
+
+    def convert(x: Any) -> Any:
+        return _convert(x, concrete, ns, memo)
+
+    for k in list(ns.assigned):
+        if dict.__contains__(ns, k):
+            ns.user[k] = unwrap_module(convert(dict.__getitem__(ns, k)))
+    for k in ns.deleted:
+        ns.user.pop(k, None)
+    for v in ns.reads.values():
+        convert(v)  # containers and objects from outside may now hold lazy values
+    return [convert(x) for x in extra]
+
+
+def _find_lazies(roots: list[Any]) -> list[LazyArray]:
+    found: list[LazyArray] = []
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, LazyArray):
+            found.append(x)
+        else:
+            stack.extend(_children(x))
+    return found
+
+
+def _children(x: Any) -> list[Any]:
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return list(x)
+    if isinstance(x, dict):
+        return list(x.values())
+    if isinstance(x, types.FunctionType):
+        return [c.cell_contents for c in (x.__closure__ or ()) if _cell_full(c)] + list(x.__defaults__ or ())
+    if isinstance(x, (types.ModuleType, type, np.ndarray, np.generic, str, bytes, int, float, complex)):
+        return []
+    d = getattr(x, "__dict__", None)
+    return list(d.values()) if isinstance(d, dict) else []
+
+
+def _cell_full(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
+
+
+def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
+    """Replace lazy values inside ``x`` (in place where the container is mutable)."""
+    if isinstance(x, LazyArray):
+        return concrete(x)
+    key = id(x)
+    if key in memo:
+        return memo[key]
+    memo[key] = x  # cycles: a container inside itself stays itself
+    rec = lambda v: _convert(v, concrete, ns, memo)  # noqa: E731
+    if isinstance(x, list):
+        for i, v in enumerate(x):
+            nv = rec(v)
+            if nv is not v:
+                x[i] = nv
+    elif isinstance(x, dict) and not isinstance(x, Namespace):
+        for k, v in list(x.items()):
+            nv = rec(v)
+            if nv is not v:
+                x[k] = nv
+    elif isinstance(x, (tuple, set, frozenset)):
+        items = [rec(v) for v in x]
+        if any(a is not b for a, b in zip(items, x)):
+            memo[key] = x = type(x)(items) if not hasattr(x, "_fields") else type(x)(*items)
+    elif isinstance(x, types.FunctionType):
+        for c in x.__closure__ or ():
+            if _cell_full(c):
+                nv = rec(c.cell_contents)
+                if nv is not c.cell_contents:
+                    c.cell_contents = nv
+        if x.__defaults__:
+            x.__defaults__ = tuple(rec(v) for v in x.__defaults__)
+        if x.__globals__ is ns:  # defined in the cell: give it the user's namespace
+            memo[key] = x = _rebind(x, ns.user)
+    elif isinstance(x, type):
+        if x.__module__ == "__main__" or any(isinstance(v, types.FunctionType) and v.__globals__ is ns
+                                             for v in vars(x).values()):
+            for name, v in list(vars(x).items()):
+                if isinstance(v, types.FunctionType) and v.__globals__ is ns:
+                    setattr(x, name, _rebind(v, ns.user))
+    elif not isinstance(x, (types.ModuleType, np.ndarray, np.generic, str, bytes, int, float, complex)):
+        d = getattr(x, "__dict__", None)
+        if isinstance(d, dict):
+            for k, v in list(d.items()):
+                nv = rec(v)
+                if nv is not v:
+                    d[k] = nv
+    return x
+
+
+def _rebind(f: types.FunctionType, globals_: dict) -> types.FunctionType:
+    g = types.FunctionType(f.__code__, globals_, f.__name__, f.__defaults__, f.__closure__)
+    g.__kwdefaults__, g.__qualname__, g.__doc__ = f.__kwdefaults__, f.__qualname__, f.__doc__
+    g.__dict__.update(f.__dict__)
+    g.__annotations__ = f.__annotations__
+    return g

@@ -1,0 +1,174 @@
+"""The IR: one immutable, hash-consed node type.
+
+Every array value a traced cell computes is a :class:`Node`. Equal nodes are
+the same object (``Node(...) is Node(...)`` when op, args, params, dtype and
+shape agree), so common subexpressions are shared for free and a node can be a
+dict key in O(1).
+
+A node is one of three kinds (``Node.kind``):
+
+* ``"input"`` — data that exists before the kernel runs: an array read from
+  the namespace, an eager result, a random draw. ``params[0]`` is its slot in
+  the session's input list; the data itself is never in the IR, so two runs on
+  different arrays of the same kind give the same graph.
+* ``"view"`` — a strided window onto its single argument (slice, transpose,
+  reshape-as-view, broadcast, new axis). Views compute nothing; every view
+  carries ``layout = (offset, strides)`` in elements relative to the *storage*
+  node beneath it, which is what a fused kernel indexes with.
+* ``"op"`` — anything that computes: elementwise, reductions, library calls.
+
+``format_graph`` prints a graph like a jaxpr, one node a line.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Iterable
+
+import numpy as np
+
+Shape = tuple[int, ...]
+
+_VIEW_OPS = frozenset({"view"})
+_INPUT_OPS = frozenset({"input", "const"})
+
+
+class Node:
+    """One value in the traced graph. Build with ``Node.make``; never mutate."""
+
+    __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "__weakref__", "_hash")
+    _table: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
+
+    op: str
+    args: tuple["Node", ...]
+    params: tuple
+    dtype: np.dtype | None  # None for a weak Python scalar constant
+    shape: Shape
+    layout: tuple[int, tuple[int, ...]] | None
+
+    @classmethod
+    def make(
+        cls,
+        op: str,
+        args: Iterable["Node"] = (),
+        params: tuple = (),
+        dtype: np.dtype | None = None,
+        shape: Shape = (),
+        layout: tuple[int, tuple[int, ...]] | None = None,
+    ) -> "Node":
+        args = tuple(args)
+        key = (op, args, params, dtype, shape, layout)
+        try:
+            hit = cls._table.get(key)
+        except TypeError:  # an unhashable param: do not share, still correct
+            hit, key = None, None
+        if hit is not None:
+            return hit
+        node = object.__new__(cls)
+        node.op, node.args, node.params = op, args, params
+        node.dtype, node.shape, node.layout = dtype, shape, layout
+        node._hash = hash(key) if key is not None else id(node)
+        if key is not None:
+            cls._table[key] = node
+        return node
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __reduce__(self):  # nodes pickle by value and re-intern on load
+        return (Node.make, (self.op, self.args, self.params, self.dtype, self.shape, self.layout))
+
+    @property
+    def kind(self) -> str:
+        if self.op in _INPUT_OPS:
+            return "input"
+        if self.op in _VIEW_OPS:
+            return "view"
+        return "op"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return 0 if self.dtype is None else self.size * self.dtype.itemsize
+
+    def storage(self) -> "Node":
+        """The non-view node whose memory this node reads."""
+        node = self
+        while node.op == "view":
+            node = node.args[0]
+        return node
+
+    def __repr__(self) -> str:
+        return f"Node({self.op}{list(self.params) if self.params else ''}, {describe(self)})"
+
+
+def describe(node: Node) -> str:
+    """`f64[3,4]`-style type string."""
+    if node.dtype is None:
+        return "weak"
+    return f"{node.dtype.str[1:]}[{','.join(map(str, node.shape))}]"
+
+
+def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None) -> list[Node]:
+    """Nodes reachable from ``roots`` in dependency order (iterative DFS).
+
+    Nodes in ``stop`` (already computed values) are included but not expanded.
+    """
+    order: list[Node] = []
+    seen: set[Node] = set()
+    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(list(roots))]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        if stop is None or node not in stop:
+            stack.extend((a, False) for a in reversed(node.args) if a not in seen)
+    return order
+
+
+def format_graph(roots: Iterable[Node], names: dict[Node, str] | None = None) -> str:
+    """Print a graph like a jaxpr::
+
+        a:f64[1000] = input[0]
+        b:f64[1000] = sin a
+        c:f64[1000] = mul b b
+    """
+    names = dict(names or {})
+    lines = []
+    for i, node in enumerate(toposort(roots)):
+        names.setdefault(node, _name(i))
+        params = " ".join(map(_short, node.params))
+        args = " ".join(names[a] for a in node.args)
+        head = node.op + (f"[{params}]" if params else "")
+        lines.append(f"{names[node]}:{describe(node)} = {head} {args}".rstrip())
+    return "\n".join(lines)
+
+
+def _name(i: int) -> str:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        out = letters[r] + out
+    return out
+
+
+def _short(p: Any) -> str:
+    text = repr(p)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,474 @@
+"""The lazy NumPy namespace: what ``np`` is inside a ``%%fuse`` cell.
+
+Names NumPy users call are looked up in ``FUNCS`` (traced lazily); ufuncs are
+wrapped so that they trace; everything else is NumPy's own object, and calling
+a function that is not traced with a lazy argument runs it eagerly on real
+values through :func:`eager_call`, which records the fallback and its reason.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+import types
+from typing import Any, Callable
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from .ops import UFUNC_REDUCE, UFUNCS
+from .trace import (LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand,
+                    session, ufunc_out, wrap_array)
+
+
+# -- eager execution: the honest fallback -------------------------------------------
+
+def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str,
+               mutates: int | str | None = None) -> Any:
+    """Run ``func`` on real values; lazy arguments are computed first.
+
+    ``mutates`` names the argument ``func`` writes into (a position, or ``"out"``):
+    that array moves to fresh real storage first, so the write is seen by later
+    lazy reads and by the user's array at the end of the cell.
+    """
+    s = session()
+    target = args[mutates] if isinstance(mutates, int) else kwargs.get("out") if mutates else None
+    if isinstance(target, tuple) and len(target) == 1:
+        target = target[0]
+    lazies: list[LazyArray] = []
+    _collect(args, lazies)
+    _collect(kwargs, lazies)
+    real_target = target._writable_real() if isinstance(target, LazyArray) else None
+    others = [lz for lz in dict.fromkeys(lazies) if lz is not target]
+    s.record_fallback(what, reason)
+    values = dict(zip(map(id, others), s.evaluate([lz._current() for lz in others])))
+    sub = {id(lz): (v[()] if lz.scalar else v) for lz, v in zip(others, values.values())}
+    if real_target is not None:
+        sub[id(target)] = real_target
+    t0 = time.perf_counter()
+    result = func(*_replace(args, sub), **_replace(kwargs, sub))
+    elapsed = time.perf_counter() - t0
+    s.report.times["run"] += elapsed
+    s.report.kernel_list.append({"name": f"eager{len(s.report.kernel_list)}", "ops": [what],
+                                 "lines": [ln for ln in [s.line()] if ln is not None],
+                                 "bytes_read": 0, "bytes_written": 0, "time": elapsed,
+                                 "source": None, "fallback": reason})
+    if real_target is not None and result is real_target:
+        return target
+    return _wrap_result(result)
+
+
+def _collect(x: Any, out: list[LazyArray]) -> None:
+    if isinstance(x, LazyArray):
+        out.append(x)
+    elif isinstance(x, (list, tuple)):
+        for i in x:
+            _collect(i, out)
+    elif isinstance(x, dict):
+        for i in x.values():
+            _collect(i, out)
+
+
+def _replace(x: Any, sub: dict[int, Any]) -> Any:
+    if isinstance(x, LazyArray):
+        return sub[id(x)]
+    if isinstance(x, tuple):
+        return tuple(_replace(i, sub) for i in x)
+    if isinstance(x, list):
+        return [_replace(i, sub) for i in x]
+    if isinstance(x, dict):
+        return {k: _replace(v, sub) for k, v in x.items()}
+    return x
+
+
+def _wrap_result(r: Any) -> Any:
+    if isinstance(r, np.ndarray) and r.dtype.kind in "biufc":
+        return wrap_array(session(), r, origin=False)
+    if isinstance(r, tuple):
+        return tuple(_wrap_result(i) for i in r)
+    if isinstance(r, list) and any(isinstance(i, np.ndarray) for i in r):
+        return [_wrap_result(i) for i in r]
+    return r
+
+
+_MUTATING_METHODS = frozenset({"sort", "fill", "partition", "put", "itemset", "resize", "byteswap",
+                               "setfield", "setflags"})
+
+
+def eager_method(lz: LazyArray, name: str) -> Any:
+    """``x.name`` for ndarray attributes the tracer does not model."""
+    attr = getattr(np.ndarray, name)
+    if not callable(attr):  # a property: .flags, .base, .real, ...
+        return _wrap_result(getattr(np.asarray(lz._value(f".{name}")), name))
+    mutating = name in _MUTATING_METHODS
+    reason = (f".{name}() mutates the array: ran eagerly" if mutating
+              else f".{name}() is not supported lazily")
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return eager_call(lambda arr, *a, **k: getattr(arr, name)(*a, **k), (lz,) + args, kwargs,
+                          f".{name}()", reason, mutates=0 if mutating else None)
+
+    return method
+
+
+# -- ufuncs ----------------------------------------------------------------------------
+
+_REDUCE_ARGS = ("axis", "dtype", "out", "keepdims")
+
+
+def ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """``__array_ufunc__``: trace what we can, run the rest eagerly."""
+    name = UFUNCS.get(ufunc)
+    try:
+        if method == "__call__" and ufunc is np.matmul and not kwargs:
+            return matmul(*inputs)
+        if method == "__call__" and name is not None and set(kwargs) <= {"out", "dtype"}:
+            out = kwargs.get("out")
+            out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+            if out is None:
+                return elementwise(name, list(inputs), dtype=kwargs.get("dtype"))
+            if isinstance(out, LazyArray) and "dtype" not in kwargs:
+                return ufunc_out(name, list(inputs), out)
+        if method == "reduce" and name in UFUNC_REDUCE:
+            kw = dict(zip(_REDUCE_ARGS, inputs[1:]), **kwargs)
+            if set(kw) <= {"axis", "dtype", "keepdims"}:
+                return _method_reduce(UFUNC_REDUCE[name], operand(inputs[0]), kw.get("axis", 0),
+                                      kw.get("dtype"), None, kw.get("keepdims", False), {})
+    except Unsupported:
+        pass
+    label = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    mutates: int | str | None = 0 if method == "at" else ("out" if "out" in kwargs else None)
+    fn = ufunc if method == "__call__" else getattr(ufunc, method)
+    return eager_call(fn, inputs, kwargs, label, f"{label} with these arguments is not traced", mutates)
+
+
+class LazyUfunc:
+    """A ufunc that traces when it is given arrays."""
+
+    __slots__ = ("_ufunc",)
+
+    def __init__(self, ufunc: np.ufunc) -> None:
+        self._ufunc = ufunc
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if any(isinstance(a, (LazyArray, np.ndarray)) for a in args) or isinstance(kwargs.get("out"), LazyArray):
+            return ufunc_call(self._ufunc, "__call__", args, kwargs)
+        return self._ufunc(*args, **kwargs)
+
+    def _method(self, method: str) -> Callable:
+        return lambda *args, **kwargs: ufunc_call(self._ufunc, method, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("reduce", "accumulate", "outer", "at", "reduceat"):
+            return self._method(name)
+        return getattr(self._ufunc, name)
+
+    def __repr__(self) -> str:
+        return repr(self._ufunc)
+
+
+# -- traced functions ---------------------------------------------------------------------
+
+def _lazy(x: Any) -> LazyArray:
+    x = operand(x)
+    if not isinstance(x, LazyArray):
+        x = wrap_array(session(), np.asarray(x), origin=False)
+    return x
+
+
+def _reducer(name: str, has_dtype: bool, has_ddof: bool = False) -> Callable:
+    def fn(a, axis=None, *args, **kwargs):
+        names = (["dtype"] if has_dtype else []) + ["out"] + (["ddof"] if has_ddof else []) + ["keepdims"]
+        kw = dict(zip(names, args), **kwargs)
+        dtype, out, keepdims = kw.pop("dtype", None), kw.pop("out", None), kw.pop("keepdims", False)
+        return _method_reduce(name, _lazy(a), axis, dtype, out, keepdims, kw)
+
+    fn.__name__ = name
+    return fn
+
+
+def clip(a: Any, a_min: Any = None, a_max: Any = None, **kw: Any) -> Any:
+    if kw:
+        raise Unsupported("clip(**kwargs)")
+    a = _lazy(a)
+    np.clip(np.zeros((), a.dtype), views_probe(a_min), views_probe(a_max))  # NumPy validates
+    if a_min is None:  # NumPy's own clip does exactly this
+        return elementwise("minimum", [a, a_max])
+    if a_max is None:
+        return elementwise("maximum", [a, a_min])
+    return elementwise("clip", [a, a_min, a_max])
+
+
+def views_probe(x: Any) -> Any:
+    return np.zeros((), x.dtype) if isinstance(x, LazyArray) else x
+
+
+def dot(a: Any, b: Any, out: Any = None) -> Any:
+    a, b = _lazy(a), _lazy(b)
+    if out is None and a.ndim == 0 or b.ndim == 0:
+        return elementwise("multiply", [a, b])
+    if out is None and a.ndim <= 2 and b.ndim <= 2:
+        return matmul(a, b)
+    return eager_call(np.dot, (a, b), {} if out is None else {"out": out}, "np.dot",
+                      "np.dot of arrays with more than 2 dimensions is not traced",
+                      mutates="out" if out is not None else None)
+
+
+def round_(a: Any, decimals: int = 0, out: Any = None) -> Any:
+    a = _lazy(a)
+    if out is None and decimals == 0 and a.dtype.kind == "f":
+        return elementwise("rint", [a])
+    if out is None and decimals >= 0 and a.dtype.kind in "iu":
+        return a.copy()
+    return eager_call(np.round, (a, decimals), {} if out is None else {"out": out}, "np.round",
+                      "np.round with decimals != 0 is not traced", mutates="out" if out is not None else None)
+
+
+def where(cond: Any, *xy: Any) -> Any:
+    if len(xy) != 2:
+        return eager_call(np.where, (cond,) + xy, {}, "np.where(cond)",
+                          "np.where with one argument has a data-dependent shape")
+    return elementwise("where", [cond, *xy])
+
+
+def expand_dims(a: Any, axis: Any) -> LazyArray:
+    a = _lazy(a)
+    axes = normalize_axis_tuple(axis, a.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1))
+    key = tuple(("n",) if i in axes else ("s", None, None, None) for i in range(a.ndim + len(axes)))
+    return a._view("getitem", key)
+
+
+def broadcast_to(a: Any, shape: Any, subok: bool = False) -> LazyArray:
+    a = _lazy(a)
+    shape = (operator.index(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(operator.index, shape))
+    return a._view("broadcast", shape, writeable=False)
+
+
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None, **kw: Any) -> Any:
+    if isinstance(a, LazyArray):
+        return a.astype(dtype, copy=bool(copy)) if dtype is not None else (a.copy() if copy else a)
+    return _array_like(np.asarray, a, dtype=dtype, order=order, copy=copy, **kw)
+
+
+def array(a: Any, dtype: Any = None, *, copy: bool = True, **kw: Any) -> Any:
+    if isinstance(a, LazyArray) and not kw:
+        return a.astype(a.dtype if dtype is None else dtype, copy=copy)
+    return _array_like(np.array, a, dtype=dtype, copy=copy, **kw)
+
+
+def _array_like(fn: Callable, a: Any, **kw: Any) -> Any:
+    kw = {k: v for k, v in kw.items() if v is not None}
+    lazies: list[LazyArray] = []
+    _collect(a, lazies)
+    if lazies:
+        return eager_call(fn, (a,), kw, f"np.{fn.__name__}", f"np.{fn.__name__} of a list of lazy arrays is not traced")
+    return _wrap_result(fn(a, **kw))
+
+
+# -- creation -------------------------------------------------------------------------------
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(map(operator.index, shape))
+    if any(d < 0 for d in shape):
+        raise ValueError("negative dimensions are not allowed")
+    return shape
+
+
+def _create(op: str, params: tuple, dtype: np.dtype, shape: tuple[int, ...]) -> LazyArray:
+    return fresh(session().bind(op, (), params, dtype, shape))
+
+
+def zeros(shape: Any, dtype: Any = float, order: str = "C", **kw: Any) -> LazyArray:
+    shape, dtype = _shape(shape), np.dtype(dtype)
+    _require_traceable(dtype)
+    return _create("zeros", (shape, dtype.str), dtype, shape)
+
+
+def ones(shape: Any, dtype: Any = None, order: str = "C", **kw: Any) -> LazyArray:
+    shape, dtype = _shape(shape), np.dtype(float if dtype is None else dtype)
+    _require_traceable(dtype)
+    return _create("ones", (shape, dtype.str), dtype, shape)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kw: Any) -> LazyArray:
+    shape = _shape(shape)
+    if not isinstance(fill_value, (bool, int, float, complex, np.generic)):
+        raise Unsupported("full() with an array fill value")
+    dtype = np.full((), fill_value, dtype).dtype
+    _require_traceable(dtype)
+    return _create("full", (shape, fill_value, dtype.str), dtype, shape)
+
+
+def _require_traceable(dtype: np.dtype) -> None:
+    if dtype.kind not in "biufc":
+        raise Unsupported(f"{dtype} arrays are not traced")
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, **kw: Any) -> LazyArray:
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    for v in (start, stop, step):
+        if not isinstance(v, (int, float, np.integer, np.floating)):
+            raise Unsupported("arange() with non-real arguments")
+    rdtype = np.arange(start, start, step, dtype=dtype).dtype  # NumPy's dtype (and ZeroDivisionError)
+    _require_traceable(rdtype)
+    if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
+        n = max(0, -((int(start) - int(stop)) // int(step)))
+    else:
+        n = max(0, int(np.ceil((float(stop) - float(start)) / float(step))))
+    return _create("arange", (start, stop, step, rdtype.str), rdtype, (n,))
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0) -> Any:
+    if retstep or not all(isinstance(v, (int, float, np.integer, np.floating)) for v in (start, stop)):
+        raise Unsupported("linspace(retstep=True) or array endpoints")
+    num = operator.index(num)
+    rdtype = np.linspace(start, stop, num=min(num, 2), endpoint=endpoint, dtype=dtype).dtype
+    return _create("linspace", (start, stop, num, bool(endpoint), rdtype.str), rdtype, (num,))
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float, **kw: Any) -> LazyArray:
+    dtype = np.dtype(dtype)
+    _require_traceable(dtype)
+    N, M = operator.index(N), operator.index(N if M is None else M)
+    return _create("eye", (N, M, operator.index(k), dtype.str), dtype, _shape((N, M)))
+
+
+def identity(n: int, dtype: Any = None) -> LazyArray:
+    return eye(n, dtype=float if dtype is None else dtype)
+
+
+def _like(maker: Callable, takes_fill: bool = False) -> Callable:
+    """``zeros_like``-style: shape and dtype from ``a`` unless given."""
+    def fn(a: Any, *args: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> Any:
+        fill, rest = (args[:1], args[1:]) if takes_fill else ((), args)
+        dtype = rest[0] if rest else dtype
+        a_shape, a_dtype = (a.shape, a.dtype) if isinstance(a, LazyArray) else (np.shape(a), np.asarray(a).dtype)
+        return maker(a_shape if shape is None else shape, *fill, dtype=a_dtype if dtype is None else dtype)
+
+    return fn
+
+
+# -- the function table: name -> traced implementation ------------------------------------------
+
+FUNCS: dict[str, Callable] = {
+    **{n: _reducer(n, has_dtype=True) for n in ("sum", "prod", "mean")},
+    **{n: _reducer(n, has_dtype=False) for n in ("max", "min", "any", "all", "argmax", "argmin")},
+    "amax": _reducer("max", has_dtype=False), "amin": _reducer("min", has_dtype=False),
+    "var": _reducer("var", has_dtype=True, has_ddof=True), "std": _reducer("std", has_dtype=True, has_ddof=True),
+    "reshape": lambda a, shape=None, order="C", **kw: _lazy(a).reshape(shape, order=order, **kw),
+    "transpose": lambda a, axes=None: _lazy(a).transpose(axes),
+    "swapaxes": lambda a, a1, a2: _lazy(a).swapaxes(a1, a2),
+    "squeeze": lambda a, axis=None: _lazy(a).squeeze(axis),
+    "ravel": lambda a, order="C": _lazy(a).ravel(order),
+    "copy": lambda a, order="K", subok=False: _lazy(a).copy(),
+    "astype": lambda x, dtype, copy=True, **kw: _lazy(x).astype(dtype, copy=copy),
+    "expand_dims": expand_dims, "broadcast_to": broadcast_to,
+    "where": where, "clip": clip, "dot": dot, "round": round_, "around": round_,
+    "shape": lambda a: np.shape(a) if not isinstance(a, LazyArray) else a.shape,
+    "ndim": lambda a: np.ndim(a) if not isinstance(a, LazyArray) else a.ndim,
+    "size": lambda a, axis=None: (a.size if axis is None else a.shape[axis]) if isinstance(a, LazyArray) else np.size(a, axis),
+    "asarray": asarray, "asanyarray": asarray, "array": array,
+    "ascontiguousarray": lambda a, dtype=None, **kw: asarray(a, dtype=dtype),
+    "zeros": zeros, "ones": ones, "empty": zeros, "full": full,
+    "arange": arange, "linspace": linspace, "eye": eye, "identity": identity,
+    "zeros_like": _like(zeros), "ones_like": _like(ones), "empty_like": _like(zeros), "full_like": _like(full, takes_fill=True),
+}
+
+
+def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
+    """``__array_function__``: a real NumPy function was called with a lazy array."""
+    name = getattr(func, "__name__", "")
+    impl = FUNCS.get(name) if getattr(np, name, None) is func else None
+    if impl is not None:
+        try:
+            return impl(*args, **kwargs)
+        except Unsupported:
+            pass
+    return eager_call(func, args, kwargs, f"np.{name}", f"np.{name} is not supported lazily")
+
+
+def _traced(name: str, impl: Callable, real: Callable) -> Callable:
+    """A namespace function: traced, falling back to NumPy when it cannot be."""
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return impl(*args, **kwargs)
+        except Unsupported:
+            lazies: list[LazyArray] = []
+            _collect((args, kwargs), lazies)
+            if not lazies:
+                return _wrap_result(real(*args, **kwargs))
+            return eager_call(real, args, kwargs, f"np.{name}", f"np.{name} with these arguments is not traced")
+
+    fn.__name__ = name
+    fn.__doc__ = getattr(real, "__doc__", None)
+    return fn
+
+
+def _eager(name: str, real: Callable, reason: str | None = None, always: bool = False) -> Callable:
+    """A namespace function we do not trace: NumPy runs it, lazy arguments computed first."""
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        lazies: list[LazyArray] = []
+        _collect((args, kwargs), lazies)
+        if not lazies and not always:
+            return _wrap_result(real(*args, **kwargs))
+        mutates = 0 if name in _MUTATING_FUNCS else ("out" if "out" in kwargs else None)
+        return eager_call(real, args, kwargs, f"np.{name}", reason or f"np.{name} is not supported lazily", mutates)
+
+    fn.__name__ = name
+    fn.__doc__ = getattr(real, "__doc__", None)
+    return fn
+
+
+_MUTATING_FUNCS = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "shuffle", "put_along_axis"})
+_RANDOM_REASON = ("random draws run eagerly, so NumPy's global random state advances exactly as without "
+                  "%%fuse")
+
+
+class LazyModule(types.ModuleType):
+    """``numpy`` (or a submodule) as seen from inside a ``%%fuse`` cell."""
+
+    def __init__(self, real: types.ModuleType, funcs: dict[str, Callable] | None = None,
+                 eager_reason: str | None = None, always: bool = False) -> None:
+        super().__init__(real.__name__, real.__doc__)
+        self._real, self._funcs, self._reason, self._always = real, funcs or {}, eager_reason, always
+        self._cache: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            return getattr(self._real, name)
+        try:
+            return self._cache[name]
+        except KeyError:
+            pass
+        real = getattr(self._real, name)  # AttributeError exactly as NumPy's
+        if name in self._funcs:
+            value: Any = _traced(name, self._funcs[name], real)
+        elif isinstance(real, np.ufunc):
+            value = LazyUfunc(real)
+        elif isinstance(real, types.ModuleType) and real.__name__.startswith("numpy."):
+            value = LazyModule(real, eager_reason=_RANDOM_REASON if name == "random" else None,
+                               always=name == "random")
+        elif isinstance(real, (types.FunctionType, types.BuiltinFunctionType)) or (
+                callable(real) and not isinstance(real, type) and hasattr(real, "__module__")
+                and str(getattr(real, "__module__", "")).startswith("numpy")):
+            value = _eager(name, real, self._reason, self._always and name not in _RANDOM_PASSTHROUGH)
+        else:
+            value = real  # types, dtypes, constants, classes
+        self._cache[name] = value
+        return value
+
+    def __dir__(self) -> list[str]:
+        return dir(self._real)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self._real.__name__!r} (jupyter_fuse)>"
+
+
+# np.random functions that draw nothing: they run as they are.
+_RANDOM_PASSTHROUGH = frozenset({"seed", "default_rng", "get_state", "set_state", "Generator", "RandomState",
+                                 "SeedSequence", "PCG64", "MT19937", "Philox", "SFC64", "BitGenerator"})
+
+LAZY_NUMPY = LazyModule(np, FUNCS)

@@ -1,0 +1,92 @@
+"""The op table: one row per operation the tracer knows.
+
+Every per-op fact lives here, keyed by the op's name, so adding an op means
+adding a row. A row says which NumPy function computes it (the oracle), which
+family it belongs to (what the partitioner may fuse it with), and, for the
+compiled backends, a C-like expression template over its operands ``{0}``,
+``{1}``... The dtype and shape rules are NumPy's own: the tracer asks NumPy on
+tiny probe arrays (see ``trace.probe``), so results can never drift from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    name: str
+    family: str  # "elementwise" | "reduce" | "library" | "source" | "movement"
+    fn: Callable  # the NumPy reference implementation
+    nin: int = 1
+
+
+# Elementwise ufuncs traced lazily. The key is the node op name (the ufunc's
+# own __name__), so `np.divide` and `np.true_divide` land on one row.
+_UNARY = [
+    "negative", "positive", "absolute", "fabs", "sqrt", "cbrt", "square", "reciprocal",
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan",
+    "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+    "deg2rad", "rad2deg", "degrees", "radians",
+    "floor", "ceil", "trunc", "rint", "sign", "signbit",
+    "isnan", "isfinite", "isinf", "logical_not", "invert", "conjugate",
+]
+_BINARY = [
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod",
+    "power", "float_power", "maximum", "minimum", "fmax", "fmin",
+    "arctan2", "hypot", "copysign", "logaddexp", "logaddexp2", "heaviside",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+]
+
+OPS: dict[str, OpInfo] = {}
+for _name in _UNARY + _BINARY:
+    _uf = getattr(np, _name)
+    OPS[_uf.__name__] = OpInfo(_uf.__name__, "elementwise", _uf, _uf.nin)
+
+# The ufunc objects we trace, for __array_ufunc__ dispatch.
+UFUNCS: dict[np.ufunc, str] = {getattr(np, n): getattr(np, n).__name__ for n in _UNARY + _BINARY}
+
+OPS["where"] = OpInfo("where", "elementwise", np.where, 3)
+OPS["clip"] = OpInfo("clip", "elementwise", np.clip, 3)
+OPS["astype"] = OpInfo("astype", "elementwise", lambda x, dtype: x.astype(dtype), 1)
+OPS["copy"] = OpInfo("copy", "elementwise", np.array, 1)
+# A functional write: a copy of the storage with one region replaced.
+OPS["setitem"] = OpInfo("setitem", "elementwise", None, 2)  # type: ignore[arg-type]
+
+REDUCTIONS = {
+    "sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min,
+    "mean": np.mean, "any": np.any, "all": np.all,
+    "argmax": np.argmax, "argmin": np.argmin, "var": np.var, "std": np.std,
+}
+for _name, _fn in REDUCTIONS.items():
+    OPS[_name] = OpInfo(_name, "reduce", _fn)
+
+# ufunc.reduce spellings that mean one of the reductions above.
+UFUNC_REDUCE = {
+    "add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+    "logical_and": "all", "logical_or": "any",
+}
+
+OPS["matmul"] = OpInfo("matmul", "library", np.matmul, 2)
+# A copy made by reshape when NumPy cannot reshape as a view.
+OPS["reshape"] = OpInfo("reshape", "movement", np.reshape, 1)
+
+# Array creation traced lazily: the node's params are the call's arguments.
+CREATION = {
+    "zeros": np.zeros, "ones": np.ones, "empty": np.zeros,  # `empty` is zeros: any value is valid
+    "full": np.full, "arange": np.arange, "linspace": np.linspace,
+    "eye": np.eye, "identity": np.identity,
+}
+for _name, _fn in CREATION.items():
+    OPS[_name] = OpInfo(_name, "source", _fn, 0)
+
+
+def family(op: str) -> str:
+    info = OPS.get(op)
+    return info.family if info is not None else "library"

@@ -1,0 +1,99 @@
+"""The Report: everything one run of a cell did. Displays only ever read these.
+
+No UI imports here: the dashboard and the labextension consume
+``Report.to_dict()`` (schema ``SCHEMA_VERSION``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+PHASES = ("guard", "trace", "plan", "compile", "run", "total")
+
+
+def _times() -> dict[str, float]:
+    return {p: 0.0 for p in PHASES}
+
+
+@dataclass
+class Report:
+    backend: str
+    ops: int = 0  # array operations traced: what eager NumPy would have launched
+    kernels: int = 0  # kernels launched (fallbacks included)
+    kernel_list: list[dict[str, Any]] = field(default_factory=list)
+    breaks: list[dict[str, Any]] = field(default_factory=list)
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    syncs: list[dict[str, Any]] = field(default_factory=list)
+    transfers: list[dict[str, Any]] = field(default_factory=list)
+    bytes_h2d: int = 0
+    bytes_d2h: int = 0
+    times: dict[str, float] = field(default_factory=_times)
+    cache: str = "off"
+    guards: list[str] = field(default_factory=list)
+    miss_reasons: list[str] = field(default_factory=list)
+    graph: str = ""  # the traced graph, printed like a jaxpr
+    source: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # the user's exception, if the cell raised
+    result: Any = field(default=None, repr=False, compare=False)  # the cell's value (not serialized)
+
+    @property
+    def bytes_moved(self) -> int:
+        """Bytes the launched kernels read and wrote."""
+        return sum(k.get("bytes_read", 0) + k.get("bytes_written", 0) for k in self.kernel_list)
+
+    def summary(self) -> str:
+        """The one line the magic prints, e.g. ``fuse[numpy]: 37 ops -> 37 kernels · ...``."""
+        t = self.times
+        parts = [f"fuse[{self.backend}]: {self.ops} ops -> {self.kernels} kernels"]
+        if self.cache != "off":
+            parts.append(f"cache {self.cache}")
+        parts.append(f"trace {_ms(t['trace'])}")
+        if t["compile"]:
+            parts.append(f"compile {_ms(t['compile'])}")
+        parts.append(f"run {_ms(t['run'])}")
+        if self.fallbacks:
+            parts.append(f"{len(self.fallbacks)} fallback{'s' * (len(self.fallbacks) > 1)}")
+        if self.bytes_h2d or self.bytes_d2h:
+            parts.append(f"h2d {_bytes(self.bytes_h2d)} d2h {_bytes(self.bytes_d2h)}")
+        return " · ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items() if k != "result"}
+        d["schema"] = SCHEMA_VERSION
+        d["bytes_moved"] = self.bytes_moved
+        return json.loads(json.dumps(d, default=str))  # guarantees JSON-serializable
+
+    def __repr__(self) -> str:
+        lines = [self.summary()]
+        for k in self.kernel_list:
+            lines.append(
+                f"  {k['name']}: {', '.join(k['ops'])} (lines {_lines(k['lines'])}) "
+                f"{_bytes(k['bytes_read'])} in, {_bytes(k['bytes_written'])} out, {_ms(k['time'])}"
+            )
+        for b in self.breaks:
+            lines.append(f"  break: {b['reason']}")
+        for f in self.fallbacks:
+            lines.append(f"  fallback (line {f['line']}): {f['op']}: {f['reason']}")
+        for s in self.syncs:
+            lines.append(f"  sync (line {s['line']}): {s['cause']}")
+        return "\n".join(lines)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # unreachable
+
+
+def _lines(lines: list[int]) -> str:
+    return ",".join(map(str, lines)) or "?"

@@ -1,0 +1,101 @@
+"""``run_cell``: one run of a cell, from source text to a Report. The magic wraps this."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import linecache
+import os
+import time
+from typing import Any
+
+from .backends import get_backend
+from .capture import Namespace, finalize
+from .report import Report
+from .session import Session
+
+_counter = itertools.count(1)
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class KernelCountError(AssertionError):
+    """``--expect-kernels N`` was given and the cell launched more than N kernels."""
+
+
+def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy", *, fuse: bool = True,
+             expect_kernels: int | None = None, filename: str | None = None) -> Report:
+    """Run ``source`` lazily against ``namespace`` (modified in place) and return its Report.
+
+    The value of a final expression statement is ``report.result`` (as IPython
+    would display it). When the cell raises, the namespace holds what NumPy
+    would have left, ``report.error`` names the exception, and it propagates
+    with its traceback cut to the user's lines.
+    """
+    __tracebackhide__ = True  # IPython shows the user's frames, not ours
+    namespace = {} if namespace is None else namespace
+    engine = get_backend(backend)
+    filename = filename or f"<fuse-cell-{next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one
+    s = Session(engine, filename, fuse=fuse)
+    s.report.source = source
+    s.report.options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
+    ns = Namespace(namespace, s)
+    result: Any = None
+    t0 = time.perf_counter()
+    with s.activate():
+        try:
+            try:
+                exec(body, ns)
+                if last is not None:
+                    result = eval(last, ns)
+            finally:
+                (result,) = finalize(ns, [result])
+        except BaseException as e:  # the user's exception, namespace already consistent
+            s.report.error = f"{type(e).__name__}: {e}"
+            _finish(s, t0)
+            raise e.with_traceback(_user_traceback(e.__traceback__, filename))
+    _finish(s, t0)
+    s.report.result = result  # type: ignore[attr-defined]
+    if expect_kernels is not None and s.report.kernels > expect_kernels:
+        raise KernelCountError(
+            f"expected at most {expect_kernels} kernel{'s' * (expect_kernels != 1)}, the cell launched "
+            f"{s.report.kernels}:\n{s.report!r}")
+    return s.report
+
+
+def _compile(source: str, filename: str):
+    tree = ast.parse(source, filename, "exec")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not source.rstrip().endswith(";"):
+        last = compile(ast.Expression(tree.body.pop().value), filename, "eval")
+    return compile(tree, filename, "exec"), last
+
+
+def _finish(s: Session, t0: float) -> None:
+    t = s.report.times
+    t["total"] = time.perf_counter() - t0
+    t["trace"] = max(0.0, t["total"] - t["plan"] - t["compile"] - t["run"] - t["guard"])
+
+
+def _user_traceback(tb: Any, filename: str) -> Any:
+    """Drop our frames: the traceback starts at the cell and ends at the user's last line."""
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    user = [i for i, f in enumerate(frames) if not f.tb_frame.f_code.co_filename.startswith(_PKG_DIR)]
+    cell = [i for i, f in enumerate(frames) if f.tb_frame.f_code.co_filename == filename]
+    if not cell:
+        return frames[0] if frames else None
+    start = cell[0]
+    end = max(i for i in user if i >= start)
+    # keep frames after the user's last one only if they are not ours (e.g. NumPy's own)
+    tail = [f for f in frames[end + 1:] if not f.tb_frame.f_code.co_filename.startswith(_PKG_DIR)]
+    kept = frames[start:end + 1]
+    kept = [f for f in kept if not f.tb_frame.f_code.co_filename.startswith(_PKG_DIR)] + tail
+    for a, b in zip(kept, kept[1:]):
+        a.tb_next = b
+    if kept:
+        kept[-1].tb_next = None
+    return kept[0] if kept else None

@@ -1,0 +1,123 @@
+"""One run of a cell: its inputs, computed values, events and the active trace.
+
+The session is the only mutable state of a trace. ``bind`` is the single
+funnel every traced operation goes through; ``evaluate`` is the single place a
+graph is planned and executed (at a sync, and at the end of the cell).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import weakref
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator
+
+import numpy as np
+
+from .ir import Node
+from .report import Report
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .backends import Backend
+    from .trace import LazyArray
+
+_ACTIVE: "Session | None" = None
+
+
+def active() -> "Session | None":
+    return _ACTIVE
+
+
+class Session:
+    def __init__(self, backend: "Backend", filename: str, fuse: bool = True) -> None:
+        self.backend = backend
+        self.filename = filename  # the cell's code filename: how we find user lines
+        self.fuse = fuse
+        self.inputs: list[Any] = []  # slot -> concrete array
+        self.values: dict[Node, Any] = {}  # node -> concrete value, for computed nodes
+        self.lines: dict[Node, list[int]] = {}  # provenance: cell lines that built a node
+        self.buffers: dict[int, Any] = {}  # id(root ndarray) -> Buffer, so aliases share one
+        self.wrapped: dict[int, Any] = {}  # id(ndarray) -> its LazyArray, so `a is b` survives
+        self.keepalive: list[Any] = []  # objects whose ids are keys above
+        # live arrays by id (a WeakSet needs hashable items; arrays are not hashable)
+        self.live: "weakref.WeakValueDictionary[int, LazyArray]" = weakref.WeakValueDictionary()
+        self.report = Report(backend=backend.name)
+        self._t_trace = 0.0
+
+    # -- the active trace --------------------------------------------------
+    @contextmanager
+    def activate(self) -> Iterator["Session"]:
+        global _ACTIVE
+        prev, _ACTIVE = _ACTIVE, self
+        try:
+            yield self
+        finally:
+            _ACTIVE = prev
+
+    def line(self) -> int | None:
+        """The cell line executing now (innermost frame of the cell's code)."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    # -- graph building ------------------------------------------------------
+    def bind(self, op: str, args: tuple[Node, ...], params: tuple, dtype: np.dtype | None,
+             shape: tuple[int, ...], layout=None, count: bool = True) -> Node:
+        """Add one node to the graph. Every traced operation ends up here."""
+        node = Node.make(op, args, params, dtype, shape, layout)
+        if count:
+            self.report.ops += 1
+        line = self.line()
+        if line is not None:
+            lines = self.lines.setdefault(node, [])
+            if line not in lines:
+                lines.append(line)
+        return node
+
+    def add_input(self, value: Any) -> Node:
+        """A concrete array becomes an input node (a kernel argument)."""
+        slot = len(self.inputs)
+        self.inputs.append(value)
+        layout = (0, tuple(value.strides))
+        node = Node.make("input", (), (slot,), value.dtype, tuple(value.shape), layout)
+        self.values[node] = value
+        return node
+
+    def const(self, value: Any) -> Node:
+        """A Python or NumPy scalar operand, baked into the graph by value."""
+        if isinstance(value, np.generic):
+            node = Node.make("const", (), (type(value).__name__, value.item()), value.dtype, ())
+            self.values[node] = value
+        else:
+            # repr keeps 0.0 and -0.0 apart (they compare equal)
+            node = Node.make("const", (), (type(value).__name__, value, repr(value)), None, ())
+            self.values[node] = value
+        return node
+
+    # -- execution -----------------------------------------------------------
+    def evaluate(self, nodes: list[Node]) -> list[Any]:
+        """Compute ``nodes`` (and only what they need); values are memoized."""
+        missing = [n for n in dict.fromkeys(nodes) if n not in self.values]
+        if missing:
+            from . import fuse
+
+            t0 = time.perf_counter()
+            keep = {lz._current() for lz in list(self.live.values())}
+            plan = fuse.partition(missing, self.values, keep, fuse=self.fuse, lines=self.lines)
+            t1 = time.perf_counter()
+            self.report.times["plan"] += t1 - t0
+            self.backend.execute(plan, self.values, self.report)
+            self.report.times["run"] += time.perf_counter() - t1
+        return [self.values[n] for n in nodes]
+
+    def record_sync(self, cause: str) -> None:
+        self.report.syncs.append({"line": self.line(), "cause": cause})
+
+    def record_fallback(self, what: str, reason: str) -> None:
+        self.report.fallbacks.append({"line": self.line(), "op": what, "reason": reason})
+        self.report.ops += 1
+        self.report.kernels += 1

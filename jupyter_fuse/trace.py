@@ -1,0 +1,668 @@
+"""LazyArray: the tracer. It holds no logic beyond turning operations into nodes.
+
+State model (what makes in-place operations and views drop-in):
+
+* a :class:`Buffer` is one piece of mutable storage; ``buffer.node`` is the IR
+  node of its *current* contents. A write never mutates anything: it makes a
+  new node (``setitem``, or the op result itself) and points the buffer at it,
+  so graphs built before the write keep reading the old version.
+* a :class:`LazyArray` is a buffer plus a view chain (``views.py``). Two
+  arrays that alias share a buffer; writing through one is seen by the other.
+* an array read from the user's namespace is a view of its root base array,
+  whose buffer remembers that root as ``origin``: at the end of the cell the
+  final contents are copied into the user's own object.
+
+All rules (result dtypes, broadcasting, which index is a view, what raises)
+are NumPy's: operations are first tried on tiny probes or ghosts, so NumPy
+raises its own exception at the user's line before anything is traced.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from . import views
+from .ir import Node
+from .ops import OPS, REDUCTIONS, UFUNC_REDUCE, UFUNCS
+from .session import Session, active
+
+_SCALARS = (bool, int, float, complex, np.generic)
+_LAZY_KINDS = "biufc"  # dtype kinds we trace; object/str arrays stay eager
+
+
+class Unsupported(Exception):
+    """Raised internally when an operation cannot be traced; callers fall back."""
+
+
+class Buffer:
+    __slots__ = ("node", "origin", "dirty")
+
+    def __init__(self, node: Node, origin: np.ndarray | None = None) -> None:
+        self.node, self.origin, self.dirty = node, origin, False
+
+
+def session() -> Session:
+    s = active()
+    if s is None:  # pragma: no cover - a LazyArray outlived its cell: a bug
+        raise RuntimeError("jupyter_fuse: a lazy array was used outside a %%fuse cell")
+    return s
+
+
+def probe(x: Any) -> Any:
+    """A tiny stand-in with x's dtype semantics (Python scalars stay weak)."""
+    if isinstance(x, LazyArray):
+        return np.zeros((), x.dtype)
+    return x
+
+
+def _quiet():
+    return np.errstate(all="ignore")
+
+
+# -- making lazy arrays ------------------------------------------------------
+
+def fresh(node: Node, scalar: bool = False) -> "LazyArray":
+    """A new array owning a new buffer holding ``node``."""
+    s = session()
+    return LazyArray(s, Buffer(node), (), scalar=scalar)
+
+
+def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
+    """A concrete array as a lazy input. Arrays sharing a root base share a buffer."""
+    cached = s.wrapped.get(id(arr))
+    if cached is not None:
+        return cached
+    root = arr
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if (root.dtype != arr.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous)
+            or (arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]) % arr.itemsize):
+        root = arr
+    buf = s.buffers.get(id(root))
+    if buf is None:
+        buf = Buffer(s.add_input(root), origin=root)
+        s.buffers[id(root)] = buf
+        s.keepalive.append(root)
+    chain: tuple = ()
+    if root is not arr:
+        offset = arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        chain = (("asstrided", (offset, arr.shape, arr.strides)),)
+    lz = LazyArray(s, buf, chain, origin=arr if origin else None, writeable=arr.flags.writeable)
+    s.wrapped[id(arr)] = lz
+    s.keepalive.append(arr)
+    return lz
+
+
+def operand(x: Any) -> "LazyArray | Any":
+    """Normalize an operand: LazyArray and Python/NumPy scalars pass; array-likes wrap."""
+    if isinstance(x, LazyArray) or isinstance(x, _SCALARS):
+        return x
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in _LAZY_KINDS:
+            raise Unsupported(f"{x.dtype} arrays are not traced")
+        return wrap_array(session(), x, origin=False)
+    if isinstance(x, (list, tuple)) and not _contains_lazy(x):
+        arr = np.asarray(x)
+        if arr.dtype.kind not in _LAZY_KINDS:
+            raise Unsupported(f"{arr.dtype} arrays are not traced")
+        return wrap_array(session(), arr, origin=False)
+    raise Unsupported(f"operand of type {type(x).__name__}")
+
+
+def node_of(x: Any) -> Node:
+    return x._current() if isinstance(x, LazyArray) else session().const(x)
+
+
+def _contains_lazy(x: Any) -> bool:
+    if isinstance(x, LazyArray):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_contains_lazy(i) for i in x)
+    if isinstance(x, dict):
+        return any(_contains_lazy(i) for i in x.values())
+    return False
+
+
+# -- the operation families -----------------------------------------------------
+
+def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = ()) -> "LazyArray":
+    """An elementwise op on operands; dtype and broadcasting by NumPy's rules."""
+    args = [operand(a) for a in args]
+    fn = OPS[op].fn
+    kw = {} if dtype is None else {"dtype": dtype}
+    shapes = [a.shape for a in args if isinstance(a, LazyArray)]
+    with _quiet(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = fn(*[probe(a) for a in args], **kw)
+        try:
+            shape = np.broadcast_shapes(*shapes)
+        except ValueError:  # let NumPy raise its own message
+            fn(*[np.broadcast_to(probe(a), a.shape) if isinstance(a, LazyArray) else a for a in args], **kw)
+            raise
+    rdtype = np.asarray(r).dtype
+    p = params + ((("dtype", np.dtype(dtype).str),) if dtype is not None else ())
+    s = session()
+    node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, shape)
+    scalar = all(a.scalar for a in args if isinstance(a, LazyArray))
+    return fresh(node, scalar=scalar)
+
+
+def astype(x: "LazyArray", dtype: Any, copy: bool = True, count: bool = True) -> "LazyArray":
+    dtype = np.dtype(dtype)
+    if dtype.kind not in _LAZY_KINDS:
+        raise Unsupported(f"astype({dtype})")
+    if dtype == x.dtype and not copy:
+        return x
+    s = session()
+    src = x._current()
+    if dtype == x.dtype:
+        node = s.bind("copy", (src,), (), dtype, x.shape, count=count)
+    else:
+        node = s.bind("astype", (src,), (dtype.str,), dtype, x.shape, count=count)
+    return fresh(node, scalar=x.scalar)
+
+
+def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+              ddof: Any = None) -> "LazyArray":
+    x = operand(x)
+    if not isinstance(x, LazyArray):
+        x = wrap_array(session(), np.asarray(x), origin=False)
+    kw: dict[str, Any] = {"axis": axis, "keepdims": keepdims}
+    if dtype is not None:
+        kw["dtype"] = dtype
+    if ddof is not None:
+        kw["ddof"] = ddof
+    tiny = np.zeros(tuple(min(d, 1) for d in x.shape), x.dtype)
+    with _quiet(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = REDUCTIONS[name](tiny, **kw)  # NumPy validates axis/dtype and picks the dtype
+    if name in ("argmax", "argmin"):
+        axes = tuple(range(x.ndim)) if axis is None else (normalize_axis_index(axis, x.ndim),)
+        naxis: Any = None if axis is None else axes[0]
+    else:
+        axes = tuple(range(x.ndim)) if axis is None else normalize_axis_tuple(axis, x.ndim)
+        naxis = None if axis is None else tuple(sorted(axes))
+    if keepdims:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    params = (("axis", naxis), ("keepdims", bool(keepdims)),
+              ("dtype", None if dtype is None else np.dtype(dtype).str), ("ddof", ddof))
+    node = session().bind(name, (x._current(),), params, np.asarray(r).dtype, shape)
+    return fresh(node, scalar=shape == ())
+
+
+def matmul(a: Any, b: Any) -> "LazyArray":
+    a, b = operand(a), operand(b)
+    if not isinstance(a, LazyArray):
+        a = wrap_array(session(), np.asarray(a), origin=False)
+    if not isinstance(b, LazyArray):
+        b = wrap_array(session(), np.asarray(b), origin=False)
+    sa, sb = a.shape, b.shape
+    if len(sa) == 0 or len(sb) == 0:
+        np.matmul(np.zeros(sa, a.dtype), np.zeros(sb, b.dtype))  # raises NumPy's ValueError
+    # Probes keep the contracted dimension (so mismatches raise) and shrink the rest.
+    pa = sa if len(sa) == 1 else (1,) * (len(sa) - 2) + (min(sa[-2], 1), sa[-1])
+    pb = sb if len(sb) == 1 else (1,) * (len(sb) - 2) + (sb[-2], min(sb[-1], 1))
+    r = np.matmul(np.zeros(pa, a.dtype), np.zeros(pb, b.dtype))
+    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+    shape = batch + (sa[-2:-1] if len(sa) > 1 else ()) + (sb[-1:] if len(sb) > 1 else ())
+    node = session().bind("matmul", (a._current(), b._current()), (), np.asarray(r).dtype, shape)
+    return fresh(node, scalar=shape == ())
+
+
+def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
+    """``op(*args, out=out)``, which is also what ``out op= other`` means."""
+    args = [operand(a) for a in args]
+    fn = OPS[op].fn
+    res = elementwise(op, args)
+    with _quiet(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fn(*map(probe, args), out=np.zeros((), out.dtype))  # NumPy's same_kind casting check
+        if res.shape != out.shape:  # NumPy: non-broadcastable output operand
+            fn(*[np.broadcast_to(probe(a), a.shape) if isinstance(a, LazyArray) else a for a in args],
+               out=np.empty(out.shape, out.dtype))
+    if res.dtype != out.dtype:
+        res = astype(res, out.dtype, count=False)
+    out._write(res._current(), "output array is read-only", count=False)
+    return out
+
+
+def _inplace(op: str, target: "LazyArray", other: Any) -> "LazyArray":
+    return ufunc_out(op, [target, other], target)
+
+
+# -- the lazy array ------------------------------------------------------------
+
+class LazyArray:
+    """A NumPy array that has not been computed yet."""
+
+    __slots__ = ("_s", "_buf", "_chain", "_cache", "_origin", "scalar", "_writeable", "__weakref__")
+    __array_priority__ = 1000
+    __hash__ = None  # type: ignore[assignment]  # like ndarray
+
+    def __init__(self, s: Session, buf: Buffer, chain: tuple, origin: np.ndarray | None = None,
+                 scalar: bool = False, writeable: bool = True) -> None:
+        self._s, self._buf, self._chain = s, buf, chain
+        self._cache: tuple[Node, Node] | None = None
+        self._origin, self.scalar, self._writeable = origin, scalar, writeable
+        s.live[id(self)] = self
+
+    # -- graph ------------------------------------------------------------------
+    def _current(self) -> Node:
+        """The node of this array's current contents."""
+        storage = self._buf.node
+        if not self._chain:
+            return storage
+        if self._cache is not None and self._cache[0] is storage:
+            return self._cache[1]
+        g = views.apply_chain(views.ghost(storage.dtype, storage.shape, storage.layout), self._chain)
+        node = Node.make("view", (storage,), self._chain, storage.dtype, g.shape, views.layout_of(g))
+        self._cache = (storage, node)
+        return node
+
+    def _ghost(self) -> np.ndarray:
+        storage = self._buf.node
+        return views.apply_chain(views.ghost(storage.dtype, storage.shape, storage.layout), self._chain)
+
+    def _view(self, kind: str, p: Any, writeable: bool = True) -> "LazyArray":
+        views.apply(self._ghost(), kind, p)  # NumPy validates (and raises) first
+        return LazyArray(self._s, self._buf, self._chain + ((kind, p),),
+                         writeable=self._writeable and writeable)
+
+    def _write(self, value: Node, readonly_msg: str = "assignment destination is read-only",
+               count: bool = True) -> None:
+        """Replace this array's contents with ``value`` (already cast and shaped)."""
+        if not self._writeable:
+            raise ValueError(readonly_msg)
+        buf = self._buf
+        if not self._chain and value.kind == "op" and value.shape == buf.node.shape:
+            buf.node = value
+        else:
+            if value.op == "view" and value.args[0] is buf.node and value.params == self._chain:
+                return  # writing an array's own current value back: a no-op
+            target = self._current()
+            buf.node = self._s.bind("setitem", (buf.node, value), (self._chain, target.shape, target.layout),
+                                    buf.node.dtype, buf.node.shape, count=False)
+        buf.dirty = True
+        if count:  # an assignment is one eager operation; `a += b` was counted as its add
+            self._s.report.ops += 1
+
+    # -- values (syncs) ------------------------------------------------------------
+    def _value(self, cause: str | None = None) -> Any:
+        s = self._s
+        if cause is not None:
+            s.record_sync(cause)
+        (value,) = s.evaluate([self._current()])
+        return value[()] if self.scalar else value
+
+    def _writable_real(self) -> np.ndarray:
+        """A real, writable view for an eager mutation: the buffer moves to fresh storage."""
+        s = self._s
+        (value,) = s.evaluate([self._buf.node])
+        storage = np.array(value, copy=True, order="K")
+        self._buf.node = s.add_input(storage)
+        self._buf.dirty = True
+        return views.apply_chain(storage, self._chain)
+
+    # -- metadata (static: no sync) -------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._current().shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._buf.node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return self._ghost().strides
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    # -- syncs ------------------------------------------------------------------------
+    def __bool__(self) -> bool:
+        if self.size > 1:
+            bool(np.zeros(2))  # NumPy's own "truth value ... is ambiguous" ValueError
+        return bool(self._value("bool()"))
+
+    def __float__(self) -> float:
+        return float(self._value("float()"))
+
+    def __int__(self) -> int:
+        return int(self._value("int()"))
+
+    def __complex__(self) -> complex:
+        return complex(self._value("complex()"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub" or self.ndim:
+            operator.index(np.zeros(self.shape, self.dtype))  # NumPy's TypeError
+        return operator.index(self._value("index"))
+
+    def __repr__(self) -> str:
+        return repr(self._value("repr()"))
+
+    def __str__(self) -> str:
+        return str(self._value("str()/print"))
+
+    def __format__(self, spec: str) -> str:
+        return format(self._value("format()"), spec)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = np.asarray(self._value("__array__ (a function outside the trace needed the data)"))
+        if dtype is not None and value.dtype != dtype:
+            return value.astype(dtype)
+        return value.copy() if copy else value
+
+    def item(self, *args: Any) -> Any:
+        return np.asarray(self._value(".item()")).item(*args)
+
+    def tolist(self) -> Any:
+        return np.asarray(self._value(".tolist()")).tolist()
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        if self.ndim == 1:  # scalars come out: read them all at once
+            return iter(self._value("iteration"))
+        return (self[i] for i in range(self.shape[0]))  # rows stay lazy views
+
+    def __contains__(self, x: Any) -> bool:
+        return bool((self == x).any())
+
+    def __reduce__(self):
+        return (np.asarray, (self._value("pickle"),))
+
+    def __copy__(self) -> "LazyArray":
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> "LazyArray":
+        return self.copy()
+
+    # -- NumPy protocols --------------------------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        from .lazynp import ufunc_call
+
+        return ufunc_call(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        from .lazynp import array_function
+
+        return array_function(func, args, kwargs)
+
+    # -- indexing ----------------------------------------------------------------------
+    def __getitem__(self, index: Any) -> Any:
+        key = views.index_key(_static_index(index))
+        if key is None:
+            from .lazynp import eager_call
+
+            return eager_call(operator.getitem, (self, index), {}, "advanced indexing",
+                              "indexing with arrays or masks has a data-dependent result")
+        if views.is_scalar_index(key, self.ndim):
+            view = self._view("getitem", key + (("e",),))
+            node = self._s.bind("copy", (view._current(),), (), self.dtype, (), count=False)
+            return fresh(node, scalar=True)  # NumPy gives a scalar: a copy, not a view
+        return self._view("getitem", key)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        key = views.index_key(_static_index(index))
+        try:
+            if key is None:
+                raise Unsupported("advanced index")
+            value = operand(value)
+        except Unsupported:
+            from .lazynp import eager_call
+
+            eager_call(operator.setitem, (self, index, value), {}, "advanced assignment",
+                       "assignment with array or mask indices ran eagerly", mutates=0)
+            return
+        if not self._writeable:
+            raise ValueError("assignment destination is read-only")
+        target = self._view("getitem", key + ((("e",),) if views.is_scalar_index(key, self.ndim) else ()))
+        tiny = np.zeros((), self.dtype)
+        tiny[...] = probe(value)  # NumPy's casting/overflow errors for the value
+        vshape = value.shape if isinstance(value, LazyArray) else ()
+        if np.broadcast_shapes(vshape, target.shape) != target.shape:
+            np.empty(target.shape, self.dtype)[...] = np.broadcast_to(probe(value), vshape)  # raises
+        val = value if isinstance(value, LazyArray) else None
+        node = node_of(value)
+        if val is not None and val.dtype != self.dtype:
+            node = astype(val, self.dtype, count=False)._current()
+        elif val is None:
+            node = self._s.const(value)
+        target._write(node)
+
+    # -- views -------------------------------------------------------------------------
+    @property
+    def T(self) -> "LazyArray":
+        return self.transpose()
+
+    @property
+    def mT(self) -> "LazyArray":
+        return self.swapaxes(-1, -2)
+
+    def transpose(self, *axes: Any) -> "LazyArray":
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0] or ()
+        axes = tuple(range(self.ndim))[::-1] if not axes else normalize_axis_tuple(axes, self.ndim, allow_duplicate=False)
+        if len(axes) != self.ndim:
+            np.zeros((1,) * self.ndim).transpose(axes)  # NumPy's error
+        return self._view("transpose", tuple(axes))
+
+    def swapaxes(self, a: int, b: int) -> "LazyArray":
+        a, b = normalize_axis_index(a, self.ndim), normalize_axis_index(b, self.ndim)
+        axes = list(range(self.ndim))
+        axes[a], axes[b] = axes[b], axes[a]
+        return self._view("transpose", tuple(axes))
+
+    def reshape(self, *shape: Any, order: str = "C", copy: Any = None) -> "LazyArray":
+        if order != "C":
+            raise Unsupported("reshape(order != 'C')")
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        shape = _reshape_shape(self.size, tuple(operator.index(d) for d in shape))
+        if copy is not True:
+            try:
+                return self._view("reshape", np.reshape(self._ghost(), shape, copy=False).shape)
+            except ValueError:  # only a copy would do (NumPy's rule)
+                if copy is False:
+                    raise
+        node = self._s.bind("reshape", (self._current(),), (shape,), self.dtype, shape)
+        return fresh(node)
+
+    def ravel(self, order: str = "C") -> "LazyArray":
+        return self.reshape(-1, order=order)
+
+    def flatten(self, order: str = "C") -> "LazyArray":
+        return self.reshape(-1, order=order, copy=True) if self.ndim != 1 else self.copy()
+
+    def squeeze(self, axis: Any = None) -> "LazyArray":
+        if axis is None:
+            axes = tuple(i for i, d in enumerate(self.shape) if d == 1)
+        else:
+            axes = normalize_axis_tuple(axis, self.ndim)
+            if any(self.shape[i] != 1 for i in axes):
+                raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+        return self.reshape(tuple(d for i, d in enumerate(self.shape) if i not in axes))
+
+    # -- methods -------------------------------------------------------------------------
+    def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+               copy: bool = True) -> "LazyArray":
+        return astype(self, dtype, copy=copy)
+
+    def copy(self, order: str = "C") -> "LazyArray":
+        return astype(self, self.dtype, copy=True)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _method_reduce("sum", self, axis, dtype, out, keepdims, kw)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _method_reduce("prod", self, axis, dtype, out, keepdims, kw)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _method_reduce("mean", self, axis, dtype, out, keepdims, kw)
+
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return _method_reduce("max", self, axis, None, out, keepdims, kw)
+
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return _method_reduce("min", self, axis, None, out, keepdims, kw)
+
+    def any(self, axis=None, out=None, keepdims=False, **kw):
+        return _method_reduce("any", self, axis, None, out, keepdims, kw)
+
+    def all(self, axis=None, out=None, keepdims=False, **kw):
+        return _method_reduce("all", self, axis, None, out, keepdims, kw)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        return _method_reduce("argmax", self, axis, None, out, keepdims, {})
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        return _method_reduce("argmin", self, axis, None, out, keepdims, {})
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _method_reduce("var", self, axis, dtype, out, keepdims, dict(kw, ddof=ddof))
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _method_reduce("std", self, axis, dtype, out, keepdims, dict(kw, ddof=ddof))
+
+    def clip(self, min=None, max=None, **kw):
+        from .lazynp import clip
+
+        return clip(self, min, max, **kw)
+
+    def dot(self, other: Any) -> Any:
+        from .lazynp import dot
+
+        return dot(self, other)
+
+    def conj(self) -> "LazyArray":
+        return elementwise("conjugate", [self])
+
+    def round(self, decimals: int = 0) -> Any:
+        from .lazynp import round_
+
+        return round_(self, decimals)
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else NumPy arrays have runs eagerly on the real value.
+        if name.startswith("__") or not hasattr(np.ndarray, name):
+            raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
+        from .lazynp import eager_method
+
+        return eager_method(self, name)
+
+
+def _static_index(index: Any) -> Any:
+    """Lazy 0-d integers used as indices are read now (NumPy needs the int)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(isinstance(i, LazyArray) for i in items):
+        return index
+    out = tuple(i.__index__() if isinstance(i, LazyArray) and i.ndim == 0 and i.dtype.kind in "iu" else i
+                for i in items)
+    return out if isinstance(index, tuple) else out[0]
+
+
+def _reshape_shape(size: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's reshape shape rule (one -1 allowed), with NumPy's error messages."""
+    unknown = [i for i, d in enumerate(shape) if d < 0]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    known = int(np.prod([d for d in shape if d >= 0], dtype=np.int64))
+    if unknown and known and size % known == 0:
+        shape = shape[:unknown[0]] + (size // known,) + shape[unknown[0] + 1:]
+    if int(np.prod(shape, dtype=np.int64)) != size or any(d < 0 for d in shape):
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return shape
+
+
+def _method_reduce(name: str, x: LazyArray, axis, dtype, out, keepdims, kw) -> Any:
+    from .lazynp import eager_call
+
+    ddof = kw.pop("ddof", None)
+    if out is not None or kw:
+        extra = ", ".join(["out"] * (out is not None) + list(kw))
+        return eager_call(getattr(np, name), (x,), dict(kw, axis=axis, out=out, keepdims=keepdims,
+                                                          **({} if dtype is None else {"dtype": dtype}),
+                                                          **({} if ddof is None else {"ddof": ddof})),
+                          f"np.{name}", f"{name}() with {extra} is not traced", mutates=None if out is None else "out")
+    return reduction(name, x, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof)
+
+
+# Operators: one table, so every spelling funnels into elementwise().
+def _binop(op: str):
+    def fwd(self, other):
+        try:
+            return elementwise(op, [self, other])
+        except Unsupported:
+            return NotImplemented
+
+    def rev(self, other):
+        try:
+            return elementwise(op, [other, self])
+        except Unsupported:
+            return NotImplemented
+
+    def inplace(self, other):
+        return _inplace(op, self, other)
+
+    return fwd, rev, inplace
+
+
+for _py, _op in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+                 ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
+                 ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                 ("lshift", "left_shift"), ("rshift", "right_shift")]:
+    _f, _r, _i = _binop(_op)
+    setattr(LazyArray, f"__{_py}__", _f)
+    setattr(LazyArray, f"__r{_py}__", _r)
+    setattr(LazyArray, f"__i{_py}__", _i)
+
+for _py, _op in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
+                 ("gt", "greater"), ("ge", "greater_equal")]:
+    setattr(LazyArray, f"__{_py}__", _binop(_op)[0])
+
+for _py, _op in [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"), ("invert", "invert")]:
+    setattr(LazyArray, f"__{_py}__", lambda self, _op=_op: elementwise(_op, [self]))
+
+LazyArray.__matmul__ = lambda self, other: matmul(self, other)  # type: ignore[attr-defined]
+LazyArray.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[attr-defined]
+
+
+def _imatmul(self: LazyArray, other: Any) -> LazyArray:
+    res = matmul(self, other)
+    if res.shape != self.shape:
+        raise ValueError(f"matmul: In-place matrix multiplication requires the output to have the "
+                         f"shape of the first operand {self.shape}, got {res.shape}")
+    if res.dtype != self.dtype:
+        res = astype(res, self.dtype, count=False)
+    self._write(res._current(), "output array is read-only", count=False)
+    return self
+
+
+LazyArray.__imatmul__ = _imatmul  # type: ignore[attr-defined]
