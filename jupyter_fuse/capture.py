@@ -19,7 +19,7 @@ import numpy as np
 from . import views
 from .lazynp import LAZY_NUMPY, LazyModule
 from .session import Session
-from .trace import Buffer, LazyArray, wrap_array
+from .trace import LazyArray, wrap_array
 
 
 def wrap_value(s: Session, value: Any) -> Any:
@@ -95,25 +95,26 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
     roots = [dict.__getitem__(ns, k) for k in ns.assigned if dict.__contains__(ns, k)]
     roots += list(ns.reads.values()) + list(extra)
     lazies = _find_lazies(roots)
-    bufs = list(dict.fromkeys([lz._buf for lz in lazies] + [b for b in s.buffers.values() if b.dirty]))
+    bufs = list({id(b): b for b in [lz._buf for lz in lazies] + [b for b in s.buffers.values() if b.dirty]}.values())
     values = s.evaluate([b.node for b in bufs])
-    storage: dict[Buffer, np.ndarray] = {}
+    storage: dict[int, np.ndarray] = {}  # id(buffer) -> its concrete storage
     claimed: set[int] = set()
     for buf, value in zip(bufs, values):
         if buf.origin is not None:
             if buf.dirty and value is not buf.origin:
                 np.copyto(buf.origin, value)
-            storage[buf] = buf.origin
+            storage[id(buf)] = buf.origin
         else:
             value = np.asarray(value)
-            storage[buf] = value.copy() if id(value) in claimed else value
-        claimed.add(id(storage[buf]))
+            storage[id(buf)] = value.copy() if id(value) in claimed else value
+        claimed.add(id(storage[id(buf)]))
     memo: dict[int, Any] = {}
 
     def concrete(lz: LazyArray) -> Any:
         if lz._origin is not None:
             return lz._origin
-        out = views.apply_chain(storage[lz._buf], lz._chain) if lz._chain else storage[lz._buf]
+        base = storage[id(lz._buf)]
+        out = views.apply_chain(base, lz._chain) if lz._chain else base
         return out[()] if lz.scalar else out
 
     def convert(x: Any) -> Any:

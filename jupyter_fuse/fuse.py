@@ -38,21 +38,45 @@ class Plan:
 
 
 def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool = True,
-              lines: dict[Node, list[int]] | None = None) -> Plan:
-    """Kernels computing ``targets`` from the values in ``computed``."""
+              lines: dict[Node, list[int]] | None = None, implicit: set[Node] | None = None) -> Plan:
+    """Kernels computing ``targets`` from the values in ``computed``.
+
+    ``implicit`` nodes are part of the eager op that made their argument (the
+    cast and the write of ``a += b``): they never count as kernels of their own.
+    """
     lines = lines or {}
+    implicit = implicit or set()
     order = [n for n in toposort(targets, stop=computed) if n not in computed and n.kind == "op"]
     keep = set(targets) | keep
     keep |= {n.storage() for n in keep}
-    kernels = []
+    kernels: list[Kernel] = []
+    owner: dict[Node, Kernel] = {}
     breaks = []
-    for i, node in enumerate(order):
-        ins = list(dict.fromkeys(node.args))
-        kernels.append(Kernel(f"k{i}", [node], ins, [node], list(lines.get(node, []))))
-        if i:
-            breaks.append({"after": f"k{i - 1}", "line": (lines.get(node) or [None])[0],
+    for node in order:
+        producer = _implicit_producer(node, implicit, owner)
+        if producer is not None:
+            producer.nodes.append(node)
+            producer.inputs.extend(a for a in node.args if a not in owner or owner[a] is not producer)
+            producer.outputs = [node]
+            owner[node] = producer
+            continue
+        if kernels:
+            breaks.append({"from": kernels[-1].name, "to": f"k{len(kernels)}",
+                           "line": (lines.get(node) or [None])[0],
                            "reason": "fusion is off: one kernel per op (eager NumPy)"})
+        k = Kernel(f"k{len(kernels)}", [node], list(dict.fromkeys(node.args)), [node], list(lines.get(node, [])))
+        kernels.append(k)
+        owner[node] = k
+    for k in kernels:  # a kernel's intermediate values are outputs only if someone needs them
+        k.inputs = list(dict.fromkeys(a for a in k.inputs if owner.get(a.storage()) is not k))
     return Plan(kernels, breaks, keep, _free_after(kernels, keep))
+
+
+def _implicit_producer(node: Node, implicit: set[Node], owner: dict[Node, Kernel]) -> Kernel | None:
+    if node not in implicit:
+        return None
+    arg = node.args[-1] if node.op == "setitem" else node.args[0]
+    return owner.get(arg.storage())
 
 
 def _free_after(kernels: list[Kernel], keep: set[Node]) -> list[list[Node]]:

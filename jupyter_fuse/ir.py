@@ -159,6 +159,24 @@ def format_graph(roots: Iterable[Node], names: dict[Node, str] | None = None) ->
     return "\n".join(lines)
 
 
+def describe_params(node: Node) -> str:
+    """The node's parameters in words, for tooltips (``axis=(0,) keepdims=False``)."""
+    if node.op == "input":
+        return f"input slot {node.params[0]}"
+    if node.op == "const":
+        return f"constant {node.params[1]!r}"
+    if node.op == "view":
+        return " then ".join(f"{kind}{_short(p)}" for kind, p in node.params)
+    parts = []
+    for p in node.params:
+        if isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str):
+            if p[1] is not None:
+                parts.append(f"{p[0]}={_short(p[1])}")
+        else:
+            parts.append(_short(p))
+    return " ".join(parts)
+
+
 def _name(i: int) -> str:
     letters = "abcdefghijklmnopqrstuvwxyz"
     out = ""

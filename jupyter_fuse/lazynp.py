@@ -39,17 +39,17 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     _collect(args, lazies)
     _collect(kwargs, lazies)
     real_target = target._writable_real() if isinstance(target, LazyArray) else None
-    others = [lz for lz in dict.fromkeys(lazies) if lz is not target]
+    others = [lz for lz in {id(lz): lz for lz in lazies}.values() if lz is not target]
     s.record_fallback(what, reason)
-    values = dict(zip(map(id, others), s.evaluate([lz._current() for lz in others])))
-    sub = {id(lz): (v[()] if lz.scalar else v) for lz, v in zip(others, values.values())}
+    values = s.evaluate([lz._current() for lz in others])
+    sub = {id(lz): (v[()] if lz.scalar else v) for lz, v in zip(others, values)}
     if real_target is not None:
         sub[id(target)] = real_target
     t0 = time.perf_counter()
     result = func(*_replace(args, sub), **_replace(kwargs, sub))
     elapsed = time.perf_counter() - t0
     s.report.times["run"] += elapsed
-    s.report.kernel_list.append({"name": f"eager{len(s.report.kernel_list)}", "ops": [what],
+    s.report.kernel_list.append({"name": s.next_kernel_name(), "ops": [what],
                                  "lines": [ln for ln in [s.line()] if ln is not None],
                                  "bytes_read": 0, "bytes_written": 0, "time": elapsed,
                                  "source": None, "fallback": reason})

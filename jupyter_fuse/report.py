@@ -34,7 +34,9 @@ class Report:
     cache: str = "off"
     guards: list[str] = field(default_factory=list)
     miss_reasons: list[str] = field(default_factory=list)
-    graph: str = ""  # the traced graph, printed like a jaxpr
+    graph: str = ""  # the executed graph, printed like a jaxpr
+    # the executed graph as data: {id, op, kind, dtype, shape, args: [ids], lines, kernel, params}
+    nodes: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # the user's exception, if the cell raised
@@ -74,8 +76,11 @@ class Report:
                 f"  {k['name']}: {', '.join(k['ops'])} (lines {_lines(k['lines'])}) "
                 f"{_bytes(k['bytes_read'])} in, {_bytes(k['bytes_written'])} out, {_ms(k['time'])}"
             )
+        reasons: dict[str, int] = {}
         for b in self.breaks:
-            lines.append(f"  break: {b['reason']}")
+            reasons[b["reason"]] = reasons.get(b["reason"], 0) + 1
+        for reason, n in reasons.items():
+            lines.append(f"  break{f' x{n}' if n > 1 else ''}: {reason}")
         for f in self.fallbacks:
             lines.append(f"  fallback (line {f['line']}): {f['op']}: {f['reason']}")
         for s in self.syncs:

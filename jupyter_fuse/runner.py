@@ -11,6 +11,7 @@ from typing import Any
 
 from .backends import get_backend
 from .capture import Namespace, finalize
+from .ir import format_graph
 from .report import Report
 from .session import Session
 
@@ -54,6 +55,8 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         except BaseException as e:  # the user's exception, namespace already consistent
             s.report.error = f"{type(e).__name__}: {e}"
             _finish(s, t0)
+            if os.environ.get("JUPYTER_FUSE_DEBUG"):  # developers: keep our frames
+                raise
             raise e.with_traceback(_user_traceback(e.__traceback__, filename))
     _finish(s, t0)
     s.report.result = result  # type: ignore[attr-defined]
@@ -73,6 +76,7 @@ def _compile(source: str, filename: str):
 
 
 def _finish(s: Session, t0: float) -> None:
+    s.report.graph = format_graph(s.roots)
     t = s.report.times
     t["total"] = time.perf_counter() - t0
     t["trace"] = max(0.0, t["total"] - t["plan"] - t["compile"] - t["run"] - t["guard"])

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
-from .ir import Node
+from .ir import Node, describe_params
 from .report import Report
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,7 +43,10 @@ class Session:
         # live arrays by id (a WeakSet needs hashable items; arrays are not hashable)
         self.live: "weakref.WeakValueDictionary[int, LazyArray]" = weakref.WeakValueDictionary()
         self.report = Report(backend=backend.name)
-        self._t_trace = 0.0
+        self._kernel_count = 0
+        self.implicit: set[Node] = set()  # nodes that are part of another eager op (see fuse.partition)
+        self.roots: list[Node] = []  # every node evaluated, for the printed graph
+        self._node_ids: dict[Node, int] = {}
 
     # -- the active trace --------------------------------------------------
     @contextmanager
@@ -71,6 +74,8 @@ class Session:
         node = Node.make(op, args, params, dtype, shape, layout)
         if count:
             self.report.ops += 1
+        elif node.kind == "op":
+            self.implicit.add(node)
         line = self.line()
         if line is not None:
             lines = self.lines.setdefault(node, [])
@@ -102,17 +107,50 @@ class Session:
     def evaluate(self, nodes: list[Node]) -> list[Any]:
         """Compute ``nodes`` (and only what they need); values are memoized."""
         missing = [n for n in dict.fromkeys(nodes) if n not in self.values]
+        self.roots.extend(missing)
         if missing:
             from . import fuse
 
             t0 = time.perf_counter()
             keep = {lz._current() for lz in list(self.live.values())}
-            plan = fuse.partition(missing, self.values, keep, fuse=self.fuse, lines=self.lines)
+            plan = fuse.partition(missing, self.values, keep, fuse=self.fuse, lines=self.lines,
+                                  implicit=self.implicit)
+            self._name_kernels(plan)
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
             self.backend.execute(plan, self.values, self.report)
             self.report.times["run"] += time.perf_counter() - t1
         return [self.values[n] for n in nodes]
+
+    def _name_kernels(self, plan: "fuse.Plan") -> None:
+        """Unique kernel names in the cell, and the graph the dashboard draws."""
+        renames = {}
+        for k in plan.kernels:
+            renames[k.name] = k.name = self.next_kernel_name()
+        for b in plan.breaks:
+            b["from"], b["to"] = renames.get(b.get("from"), b.get("from")), renames.get(b.get("to"), b.get("to"))
+        for k in plan.kernels:
+            for node in k.nodes:
+                self._graph_node(node, k.name)
+
+    def next_kernel_name(self) -> str:
+        self._kernel_count += 1
+        return f"k{self._kernel_count - 1}"
+
+    def _graph_node(self, node: Node, kernel: str | None) -> int:
+        """Record a node for ``report.nodes`` (ids are per cell) and return its id."""
+        nid = self._node_ids.get(node)
+        if nid is None:
+            args = [self._graph_node(a, None) for a in node.args]
+            nid = self._node_ids[node] = len(self._node_ids)
+            self.report.nodes.append({
+                "id": nid, "op": node.op, "kind": node.kind, "dtype": str(node.dtype), "shape": list(node.shape),
+                "args": args, "lines": self.lines.get(node, []), "kernel": kernel,
+                "params": describe_params(node),
+            })
+        elif kernel is not None:
+            self.report.nodes[nid]["kernel"] = kernel
+        return nid
 
     def record_sync(self, cause: str) -> None:
         self.report.syncs.append({"line": self.line(), "cause": cause})

@@ -287,11 +287,10 @@ class LazyArray:
             if value.op == "view" and value.args[0] is buf.node and value.params == self._chain:
                 return  # writing an array's own current value back: a no-op
             target = self._current()
+            # an assignment is one eager op; the write of `a += b` belongs to its add
             buf.node = self._s.bind("setitem", (buf.node, value), (self._chain, target.shape, target.layout),
-                                    buf.node.dtype, buf.node.shape, count=False)
+                                    buf.node.dtype, buf.node.shape, count=count)
         buf.dirty = True
-        if count:  # an assignment is one eager operation; `a += b` was counted as its add
-            self._s.report.ops += 1
 
     # -- values (syncs) ------------------------------------------------------------
     def _value(self, cause: str | None = None) -> Any:
