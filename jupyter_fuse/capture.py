@@ -17,13 +17,15 @@ from typing import Any
 import numpy as np
 
 from . import views
-from .lazynp import LAZY_NUMPY, LazyModule
+from .lazynp import LAZY_NUMPY, LazyModule, LazyUfunc
 from .session import Session
 from .trace import LazyArray, wrap_array
 
 
 def wrap_value(s: Session, value: Any) -> Any:
     """What the cell sees for a value from outside (or one it stores)."""
+    if isinstance(value, LazyArray):  # first: a LazyArray also passes isinstance(x, np.ndarray)
+        return value
     if isinstance(value, np.ndarray) and not isinstance(value, np.matrix) and value.dtype.kind in "biufc":
         return wrap_array(s, value)
     if value is np:
@@ -37,7 +39,8 @@ def wrap_value(s: Session, value: Any) -> Any:
 
 
 def unwrap_module(value: Any) -> Any:
-    return value._real if isinstance(value, LazyModule) else value
+    real = _real_numpy(value)
+    return value if real is None else real
 
 
 class Namespace(dict):
@@ -108,6 +111,9 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
             value = np.asarray(value)
             storage[id(buf)] = value.copy() if id(value) in claimed else value
         claimed.add(id(storage[id(buf)]))
+    for lz in list(s.wrapped.values()):  # the cell assigned `x.shape = ...`: so does the user's own x
+        if lz._origin is not None and lz._origin.shape != lz.shape:
+            lz._origin.shape = lz.shape
     memo: dict[int, Any] = {}
 
     def concrete(lz: LazyArray) -> Any:
@@ -171,6 +177,11 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
     """Replace lazy values inside ``x`` (in place where the container is mutable)."""
     if isinstance(x, LazyArray):
         return concrete(x)
+    if x is LazyArray:  # `type(x)` in the cell; right for arrays (a lazy NumPy scalar's type is lost)
+        return np.ndarray
+    real = _real_numpy(x)
+    if real is not None:  # `f = np.sum`, `[np]`: the lazy namespace's objects stand for NumPy's own
+        return real
     key = id(x)
     if key in memo:
         return memo[key]
@@ -214,6 +225,17 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
                 if nv is not v:
                     d[k] = nv
     return x
+
+
+def _real_numpy(x: Any) -> Any:
+    """The NumPy object a lazy-namespace object stands for, or None."""
+    if isinstance(x, LazyModule):
+        return x._real
+    if isinstance(x, LazyUfunc):
+        return x._ufunc
+    if isinstance(x, types.FunctionType):
+        return getattr(x, "_fuse_real", None)
+    return None
 
 
 def _rebind(f: types.FunctionType, globals_: dict) -> types.FunctionType:

@@ -156,7 +156,9 @@ class LazyUfunc:
         return self._ufunc(*args, **kwargs)
 
     def _method(self, method: str) -> Callable:
-        return lambda *args, **kwargs: ufunc_call(self._ufunc, method, args, kwargs)
+        fn = lambda *args, **kwargs: ufunc_call(self._ufunc, method, args, kwargs)  # noqa: E731
+        fn._fuse_real = getattr(self._ufunc, method)  # type: ignore[attr-defined]  # what finalize hands back
+        return fn
 
     def __getattr__(self, name: str) -> Any:
         if name in ("reduce", "accumulate", "outer", "at", "reduceat"):
@@ -292,7 +294,7 @@ def ones(shape: Any, dtype: Any = None, order: str = "C", **kw: Any) -> LazyArra
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kw: Any) -> LazyArray:
     shape = _shape(shape)
-    if not isinstance(fill_value, (bool, int, float, complex, np.generic)):
+    if isinstance(fill_value, LazyArray) or not isinstance(fill_value, (bool, int, float, complex, np.generic)):
         raise Unsupported("full() with an array fill value")
     dtype = np.full((), fill_value, dtype).dtype
     _require_traceable(dtype)
@@ -309,9 +311,10 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, **
         start, stop = 0, start
     step = 1 if step is None else step
     for v in (start, stop, step):
-        if not isinstance(v, (int, float, np.integer, np.floating)):
-            raise Unsupported("arange() with non-real arguments")
-    rdtype = np.arange(start, start, step, dtype=dtype).dtype  # NumPy's dtype (and ZeroDivisionError)
+        if isinstance(v, LazyArray) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise Unsupported("arange() with non-real or lazy arguments")
+    # NumPy's dtype from the types of all three (start * 0 keeps the type) and its ZeroDivisionError
+    rdtype = np.arange(start * 0, stop * 0, step, dtype=dtype).dtype
     _require_traceable(rdtype)
     if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)):
         n = max(0, -((int(start) - int(stop)) // int(step)))
@@ -322,7 +325,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, **
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype: Any = None, axis: int = 0) -> Any:
-    if retstep or not all(isinstance(v, (int, float, np.integer, np.floating)) for v in (start, stop)):
+    if retstep or not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, LazyArray)
+                          for v in (start, stop)):
         raise Unsupported("linspace(retstep=True) or array endpoints")
     num = operator.index(num)
     rdtype = np.linspace(start, stop, num=min(num, 2), endpoint=endpoint, dtype=dtype).dtype
@@ -404,6 +408,7 @@ def _traced(name: str, impl: Callable, real: Callable) -> Callable:
 
     fn.__name__ = name
     fn.__doc__ = getattr(real, "__doc__", None)
+    fn._fuse_real = real  # type: ignore[attr-defined]  # what finalize hands back to the user
     return fn
 
 
@@ -419,6 +424,7 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
 
     fn.__name__ = name
     fn.__doc__ = getattr(real, "__doc__", None)
+    fn._fuse_real = real  # type: ignore[attr-defined]
     return fn
 
 

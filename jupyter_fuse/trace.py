@@ -310,9 +310,28 @@ class LazyArray:
         return views.apply_chain(storage, self._chain)
 
     # -- metadata (static: no sync) -------------------------------------------------
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        # isinstance(x, np.ndarray) / np.floating in user code answers as for the real value;
+        # type(x) is still LazyArray, so our own isinstance(x, LazyArray) checks are unaffected
+        return self.dtype.type if self.scalar else np.ndarray
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self._current().shape
+
+    @shape.setter
+    def shape(self, shape: Any) -> None:
+        # `x.shape = s` reshapes this very object, and only where NumPy can do it without a copy
+        shape = (operator.index(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(operator.index, shape))
+        shape = _reshape_shape(self.size, shape)
+        try:
+            new = views.apply(self._ghost(), "reshape", shape)
+        except ValueError:
+            raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a "
+                                 "copy with the desired shape.") from None
+        self._chain += (("reshape", new.shape),)
+        self._cache = None
 
     @property
     def dtype(self) -> np.dtype:
@@ -468,9 +487,9 @@ class LazyArray:
     def transpose(self, *axes: Any) -> "LazyArray":
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0] or ()
+        if axes:
+            self._ghost().transpose(axes)  # NumPy's own error ("axes don't match array", AxisError)
         axes = tuple(range(self.ndim))[::-1] if not axes else normalize_axis_tuple(axes, self.ndim, allow_duplicate=False)
-        if len(axes) != self.ndim:
-            np.zeros((1,) * self.ndim).transpose(axes)  # NumPy's error
         return self._view("transpose", tuple(axes))
 
     def swapaxes(self, a: int, b: int) -> "LazyArray":
@@ -614,21 +633,37 @@ def _method_reduce(name: str, x: LazyArray, axis, dtype, out, keepdims, kw) -> A
 
 
 # Operators: one table, so every spelling funnels into elementwise().
-def _binop(op: str):
+# An operand we cannot trace (a str, an object with __radd__, ...) runs the real operator
+# eagerly, so NumPy's own dispatch and its own exception (UFuncTypeError, ...) happen.
+def _eager_operator(pyop: Any, args: tuple, mutates: int | None = None) -> Any:
+    from .lazynp import eager_call
+
+    name = pyop.__name__.strip("_")
+    return eager_call(pyop, args, {}, f"operator {name}", f"operator {name} with an operand of this type "
+                      "is not traced", mutates=mutates)
+
+
+def _binop(op: str, py: str):
+    pyname = py + "_" if py in ("and", "or") else py
+    fop, iop = getattr(operator, pyname), getattr(operator, f"i{py}", None)
+
     def fwd(self, other):
         try:
             return elementwise(op, [self, other])
         except Unsupported:
-            return NotImplemented
+            return _eager_operator(fop, (self, other))
 
     def rev(self, other):
         try:
             return elementwise(op, [other, self])
         except Unsupported:
-            return NotImplemented
+            return _eager_operator(fop, (other, self))
 
     def inplace(self, other):
-        return _inplace(op, self, other)
+        try:
+            return _inplace(op, self, other)
+        except Unsupported:
+            return _eager_operator(iop, (self, other), mutates=0)
 
     return fwd, rev, inplace
 
@@ -637,20 +672,34 @@ for _py, _op in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("tru
                  ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
                  ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
                  ("lshift", "left_shift"), ("rshift", "right_shift")]:
-    _f, _r, _i = _binop(_op)
+    _f, _r, _i = _binop(_op, _py)
     setattr(LazyArray, f"__{_py}__", _f)
     setattr(LazyArray, f"__r{_py}__", _r)
     setattr(LazyArray, f"__i{_py}__", _i)
 
 for _py, _op in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                  ("gt", "greater"), ("ge", "greater_equal")]:
-    setattr(LazyArray, f"__{_py}__", _binop(_op)[0])
+    setattr(LazyArray, f"__{_py}__", _binop(_op, _py)[0])
 
 for _py, _op in [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"), ("invert", "invert")]:
     setattr(LazyArray, f"__{_py}__", lambda self, _op=_op: elementwise(_op, [self]))
 
-LazyArray.__matmul__ = lambda self, other: matmul(self, other)  # type: ignore[attr-defined]
-LazyArray.__rmatmul__ = lambda self, other: matmul(other, self)  # type: ignore[attr-defined]
+def _matmul(self: LazyArray, other: Any) -> Any:
+    try:
+        return matmul(self, other)
+    except Unsupported:
+        return _eager_operator(operator.matmul, (self, other))
+
+
+def _rmatmul(self: LazyArray, other: Any) -> Any:
+    try:
+        return matmul(other, self)
+    except Unsupported:
+        return _eager_operator(operator.matmul, (other, self))
+
+
+LazyArray.__matmul__ = _matmul  # type: ignore[attr-defined]
+LazyArray.__rmatmul__ = _rmatmul  # type: ignore[attr-defined]
 
 
 def _imatmul(self: LazyArray, other: Any) -> LazyArray:
@@ -664,4 +713,35 @@ def _imatmul(self: LazyArray, other: Any) -> LazyArray:
     return self
 
 
-LazyArray.__imatmul__ = _imatmul  # type: ignore[attr-defined]
+def _imatmul_or_eager(self: LazyArray, other: Any) -> Any:
+    try:
+        return _imatmul(self, other)
+    except Unsupported:
+        return _eager_operator(operator.imatmul, (self, other), mutates=0)
+
+
+LazyArray.__imatmul__ = _imatmul_or_eager  # type: ignore[attr-defined]
+
+
+def _falls_back(name: str) -> None:
+    """Wrap ``LazyArray.name``: arguments we cannot trace run NumPy's own method eagerly
+    (and raise NumPy's own exception), instead of letting ``Unsupported`` reach the user."""
+    traced = getattr(LazyArray, name)
+
+    def method(self: LazyArray, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return traced(self, *args, **kwargs)
+        except Unsupported as e:
+            from .lazynp import eager_call
+
+            return eager_call(lambda arr, *a, **k: getattr(arr, name)(*a, **k), (self,) + args, kwargs,
+                              f".{name}()", f".{name}() with these arguments is not traced ({e})")
+
+    method.__name__, method.__qualname__, method.__doc__ = name, f"LazyArray.{name}", traced.__doc__
+    setattr(LazyArray, name, method)
+
+
+for _name in ("astype", "copy", "reshape", "ravel", "flatten", "squeeze", "transpose", "swapaxes",
+              "sum", "prod", "mean", "max", "min", "any", "all", "argmax", "argmin", "var", "std",
+              "clip", "dot", "conj", "round"):
+    _falls_back(_name)

@@ -1,0 +1,18 @@
+"""Shared test setup: hypothesis profiles and the differential harness on the path."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, os.path.dirname(__file__))  # `from harness import check` in every test folder
+
+# "ci": few, reproducible examples (the whole suite stays within minutes on 2 cores);
+# "dev": more examples, for hunting bugs locally.
+settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=300, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
