@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.core.error import UsageError
 
@@ -24,6 +24,8 @@ class FuseMagics(Magics):
     @argument("--expect-kernels", type=int, metavar="N", default=None,
               help="raise an error if the cell launched more than N kernels")
     @argument("--no-fuse", action="store_true", help="one kernel per op on the same backend")
+    @argument("--compare", action="store_true",
+              help="also run the cell eagerly on NumPy, check the results agree (dtypes too) and show both")
     @cell_magic
     def fuse(self, line: str, cell: str) -> Any:
         """Run the cell's NumPy code lazily, fused into few kernels.
@@ -47,15 +49,35 @@ class FuseMagics(Magics):
             raise UsageError(f"unknown backend {args.backend!r}: choose one of {', '.join(CHOICES)}")
         ns = self.shell.user_ns
         try:
-            report = run_cell(cell, ns, args.backend, fuse=not args.no_fuse, expect_kernels=args.expect_kernels,
-                              filename=self._cell_filename(cell))
+            comparison = None
+            opts = dict(fuse=not args.no_fuse, expect_kernels=args.expect_kernels, filename=self._cell_filename(cell))
+            if args.compare:  # eager NumPy on a copy first, then the fused run here
+                from .dashboard.compare import compare_cell
+
+                report, comparison = compare_cell(run_cell, cell, ns, args.backend, **opts)
+            else:
+                report = run_cell(cell, ns, args.backend, **opts)
         except BackendUnavailable as e:
             raise UsageError(str(e)) from None
         if args.output:
             ns[args.output] = report
-        if not args.quiet:
-            print(report.summary())
+        from .dashboard import show  # ipywidgets/plotly load only if a panel is drawn
+
+        show(report, comparison, quiet=args.quiet, number=self.shell.execution_count)
         return report.result
+
+    @line_magic
+    def fuse_dashboard(self, line: str) -> None:
+        """Show the session dashboard, which updates live after every ``%%fuse`` cell.
+
+        Kernels per cell (fused against eager NumPy's one kernel per op), time
+        per cell split by phase, plan cache hits and misses, transfer bytes;
+        pick a cell to see its panel. Without a widget frontend it shows a
+        static table of the session so far.
+        """
+        from .dashboard import show_dashboard
+
+        show_dashboard()
 
     def _cell_filename(self, cell: str) -> str | None:
         """IPython's own cell filename, so tracebacks show the cell like any other."""

@@ -42,6 +42,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
     s.report.source = source
     s.report.options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
     ns = Namespace(namespace, s)
+    s.namespace = ns
     result: Any = None
     t0 = time.perf_counter()
     with s.activate():

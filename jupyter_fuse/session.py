@@ -44,6 +44,10 @@ class Session:
         self.live: "weakref.WeakValueDictionary[int, LazyArray]" = weakref.WeakValueDictionary()
         self.report = Report(backend=backend.name)
         self._kernel_count = 0
+        self.namespace: dict | None = None  # the cell's namespace, set by the runner
+        self.synced: dict[Node, str] = {}  # values computed at a sync -> where
+        self._sync: str | None = None
+        self._compile_seen = 0.0
         self.implicit: set[Node] = set()  # nodes that are part of another eager op (see fuse.partition)
         self.roots: list[Node] = []  # every node evaluated, for the printed graph
         self._node_ids: dict[Node, int] = {}
@@ -112,15 +116,37 @@ class Session:
             from . import fuse
 
             t0 = time.perf_counter()
-            keep = {lz._current() for lz in list(self.live.values())}
-            plan = fuse.partition(missing, self.values, keep, fuse=self.fuse, lines=self.lines,
-                                  implicit=self.implicit)
+            plan = fuse.partition(missing, self.values, self._keep(), fuse=self.fuse and self.backend.fuses,
+                                  lines=self.lines, implicit=self.implicit, supports=self.backend.supports,
+                                  synced=self.synced)
             self._name_kernels(plan)
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
             self.backend.execute(plan, self.values, self.report)
-            self.report.times["run"] += time.perf_counter() - t1
+            self.report.times["run"] += time.perf_counter() - t1 - self._compile_delta()
+            if self._sync is not None:
+                for n in missing:
+                    self.synced[n] = self._sync
+        self._sync = None
         return [self.values[n] for n in nodes]
+
+    def _keep(self) -> set[Node]:
+        """Values worth storing besides the targets: those the cell's names still hold.
+
+        A value held only by a temporary or a function's local is recomputed if
+        it is needed again, so nothing dead is ever written to memory.
+        """
+        if self.namespace is None:
+            return set()
+        from .trace import LazyArray
+
+        return {v._current() for v in dict.values(self.namespace) if isinstance(v, LazyArray)}
+
+    def _compile_delta(self) -> float:
+        """Compile time spent since the last call (backends add to times['compile'])."""
+        now = self.report.times["compile"]
+        delta, self._compile_seen = now - self._compile_seen, now
+        return delta
 
     def _name_kernels(self, plan: "fuse.Plan") -> None:
         """Unique kernel names in the cell, and the graph the dashboard draws."""
@@ -153,7 +179,9 @@ class Session:
         return nid
 
     def record_sync(self, cause: str) -> None:
-        self.report.syncs.append({"line": self.line(), "cause": cause})
+        line = self.line()
+        self.report.syncs.append({"line": line, "cause": cause})
+        self._sync = f"a sync at line {line} ({cause}) computed this value first"
 
     def record_fallback(self, what: str, reason: str) -> None:
         self.report.fallbacks.append({"line": self.line(), "op": what, "reason": reason})

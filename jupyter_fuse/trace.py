@@ -148,8 +148,8 @@ def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = ())
     p = params + ((("dtype", np.dtype(dtype).str),) if dtype is not None else ())
     s = session()
     node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, shape)
-    scalar = all(a.scalar for a in args if isinstance(a, LazyArray))
-    return fresh(node, scalar=scalar)
+    # NumPy's rule: a 0-d ufunc result is a NumPy scalar (even from 0-d arrays); the probe shows it
+    return fresh(node, scalar=shape == () and not isinstance(r, np.ndarray))
 
 
 def astype(x: "LazyArray", dtype: Any, copy: bool = True, count: bool = True) -> "LazyArray":
@@ -194,7 +194,7 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
     params = (("axis", naxis), ("keepdims", bool(keepdims)),
               ("dtype", None if dtype is None else np.dtype(dtype).str), ("ddof", ddof))
     node = session().bind(name, (x._current(),), params, np.asarray(r).dtype, shape)
-    return fresh(node, scalar=shape == ())
+    return fresh(node, scalar=shape == () and not isinstance(r, np.ndarray))  # keepdims on 0-d: an array
 
 
 def matmul(a: Any, b: Any) -> "LazyArray":

@@ -1,8 +1,10 @@
 """Backends turn a Plan into results. Each one is a module with a ``Backend`` class.
 
-A backend has a ``name`` and ``execute(plan, values, report)``: it computes every
-kernel of the plan, stores the values of the kernel outputs in ``values``, and
-appends one entry per launched kernel to ``report.kernel_list``.
+A backend has a ``name``; ``fuses`` (False: plans are one kernel per op);
+``supports(node)`` (None, or why this backend cannot put the node in a fused
+kernel); and ``execute(plan, values, report)``, which computes every kernel of
+the plan, stores the values of the kernel outputs in ``values``, and appends
+one entry per launched kernel to ``report.kernel_list``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ CHOICES = ("auto", "cpu", "numpy", "cupy")
 
 class Backend(Protocol):
     name: str
+    fuses: bool
+
+    def supports(self, node: Any) -> str | None: ...
 
     def execute(self, plan: Any, values: dict, report: Any) -> None: ...
 

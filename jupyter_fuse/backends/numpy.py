@@ -81,6 +81,10 @@ def resolve(node: Node, values: dict) -> Any:
 
 class NumpyBackend:
     name = "numpy"
+    fuses = False  # the oracle is eager NumPy: one kernel per op, whatever the plan
+
+    def supports(self, node: Node) -> str | None:
+        return None
 
     def execute(self, plan: Any, values: dict, report: Any) -> None:
         for kernel, free in zip(plan.kernels, plan.free_after):
