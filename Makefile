@@ -4,6 +4,11 @@ PYTHON      ?= python3
 VENV        := .venv
 PY          := $(VENV)/bin/python
 STAMP       := $(VENV)/.installed
+# The JupyterLab extension: rebuilt only when its sources change, linked into the venv.
+LABEXT_SRC   := $(shell find labextension/src labextension/style -type f -not -path '*/__tests__/*' 2>/dev/null) \
+                labextension/package.json labextension/package-lock.json labextension/tsconfig.json
+LABEXT_OUT   := jupyter_fuse/labextension/package.json
+LABEXT_STAMP := $(VENV)/.labextension
 PYTEST_ARGS ?=
 
 # On CI, tests pick the "ci" hypothesis profile (the tests register it).
@@ -11,9 +16,9 @@ ifdef CI
 export HYPOTHESIS_PROFILE ?= ci
 endif
 
-.PHONY: install test demo clean
+.PHONY: install test demo clean chromium
 
-install: $(STAMP)
+install: $(STAMP) $(LABEXT_STAMP)
 
 # Create the venv once; reinstall only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -21,8 +26,23 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
+# Build the extension (npm ci + tsc + JupyterLab's builder; see labextension/build.py).
+$(LABEXT_OUT): $(LABEXT_SRC) | $(STAMP)
+	PATH="$(abspath $(VENV)/bin):$$PATH" $(PY) labextension/build.py --force
+
+# Editable install: link the built extension where `jupyter labextension list` finds it.
+$(LABEXT_STAMP): $(LABEXT_OUT)
+	@d=$(VENV)/share/jupyter/labextensions/jupyter-fuse; mkdir -p $$(dirname $$d); \
+	  if [ -d $$d ] && [ ! -L $$d ]; then rm -rf $$d; fi; ln -sfn $(abspath jupyter_fuse/labextension) $$d
+	touch $@
+
+# The browser tests drive Debian's chromium; install it once when it is missing.
+chromium:
+	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+	  || echo "chromium could not be installed: the browser tests will skip"
+
 # Run every test (no GPU needed; gpu-marked tests skip themselves).
-test: install
+test: install chromium
 	$(PY) -m pytest -q -p no:cacheprovider tests $(PYTEST_ARGS)
 
 # Execute demo_notebooks/*.ipynb and write HTML reports to build/demo/.

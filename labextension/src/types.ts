@@ -1,0 +1,62 @@
+/**
+ * The shape of a jupyter_fuse Report as JSON (`Report.to_dict()` in
+ * jupyter_fuse/report.py). Only the fields the views read are listed.
+ */
+
+/** The MIME type the %%fuse magic displays its report under. */
+export const MIME_TYPE = 'application/vnd.jupyter-fuse.report+json';
+
+/** The report schema versions this extension can read. */
+export const SUPPORTED_SCHEMAS: readonly number[] = [1];
+
+export interface IKernelInfo {
+  name: string;
+  ops: string[];
+  lines: number[];
+  bytes_read: number;
+  bytes_written: number;
+  time: number;
+}
+
+export interface IBreakInfo {
+  from?: string;
+  to?: string;
+  line?: number | null;
+  reason: string;
+}
+
+export interface IFallbackInfo {
+  line?: number | null;
+  op: string;
+  reason: string;
+}
+
+export interface ISyncInfo {
+  line?: number | null;
+  cause: string;
+}
+
+export interface IFuseReport {
+  schema: number;
+  backend: string;
+  ops: number;
+  kernels: number;
+  kernel_list: IKernelInfo[];
+  breaks: IBreakInfo[];
+  fallbacks: IFallbackInfo[];
+  syncs: ISyncInfo[];
+  bytes_h2d: number;
+  bytes_d2h: number;
+  bytes_moved: number;
+  times: { [phase: string]: number };
+  cache: string;
+  guards: string[];
+  miss_reasons: string[];
+  source: string;
+  error: string | null;
+}
+
+/** The result of reading a report: the report, or a message a person can read. */
+export type ParseResult =
+  | { ok: true; report: IFuseReport }
+  | { ok: false; message: string };
