@@ -12,7 +12,7 @@ import textwrap
 import plotly.graph_objects as go
 
 from . import graph
-from .stats import CUT_COLOUR, as_dict, fmt_bytes, fmt_ms, kernel_colour, phase_times, transfer_rows
+from .stats import CUT_COLOUR, MAX_GRAPH_NODES, as_dict, fmt_bytes, fmt_ms, kernel_colour, phase_times, transfer_rows
 
 _LAYOUT = dict(margin=dict(l=10, r=10, t=36, b=10), height=300, template="plotly_white",
                hoverlabel=dict(align="left"))
@@ -34,7 +34,8 @@ def graph_figure(report) -> go.Figure:
         n = byid[nid]
         key = n["kernel"] if n["kind"] == "op" and n.get("kernel") else "inputs" if n["kind"] == "input" else "views"
         groups.setdefault(key, []).append(n)
-    for key, ns in groups.items():
+    order = [k["name"] for k in d.get("kernel_list", [])] + ["inputs", "views"]  # legend follows the kernels
+    for key, ns in sorted(groups.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)):
         is_kernel = key not in ("inputs", "views")
         fig.add_scatter(
             x=[pos[n["id"]][0] for n in ns], y=[pos[n["id"]][1] for n in ns], mode="markers+text", name=key,
@@ -49,7 +50,7 @@ def graph_figure(report) -> go.Figure:
     fig.update_layout(height=max(260, min(700, 40 * _rows(pos) + 80)))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
-    if len(d.get("nodes", [])) > len(pos):
+    if len(graph.drawn(d)) >= MAX_GRAPH_NODES:
         fig.add_annotation(text=f"first {len(pos)} of {len(d['nodes'])} nodes drawn", xref="paper", yref="paper",
                            x=0, y=1, showarrow=False)
     return fig

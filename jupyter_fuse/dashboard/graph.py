@@ -12,9 +12,14 @@ from typing import Any
 from .stats import MAX_GRAPH_NODES
 
 
+def drawn(d: dict) -> list[dict]:
+    """The nodes worth drawing: not Python scalar constants (baked into kernels, they only add clutter)."""
+    return [n for n in d.get("nodes", []) if n["op"] != "const"][:MAX_GRAPH_NODES]
+
+
 def layout(d: dict) -> dict[int, tuple[float, float]]:
     """``{node id: (x, y)}``; y is centred on 0 in each column."""
-    nodes = d.get("nodes", [])[:MAX_GRAPH_NODES]
+    nodes = drawn(d)
     known = {n["id"] for n in nodes}
     depth: dict[int, int] = {}
     for n in nodes:  # report.nodes lists arguments before their users
@@ -22,16 +27,19 @@ def layout(d: dict) -> dict[int, tuple[float, float]]:
     columns: dict[int, list[int]] = {}
     for n in nodes:
         columns.setdefault(depth[n["id"]], []).append(n["id"])
-    pos = {}
-    for x, ids in columns.items():
+    pos: dict[int, tuple[float, float]] = {}
+    args = {n["id"]: [a for a in n["args"] if a in known] for n in nodes}
+    for x in sorted(columns):  # order each column by its arguments' heights: fewer crossings
+        ids = sorted(columns[x], key=lambda i: -sum(pos[a][1] for a in args[i]) / max(1, len(args[i])))
         for i, nid in enumerate(ids):
             pos[nid] = (float(x), (len(ids) - 1) / 2 - i)
     return pos
 
 
 def edges(d: dict) -> list[tuple[int, int]]:
-    known = {n["id"] for n in d.get("nodes", [])[:MAX_GRAPH_NODES]}
-    return [(a, n["id"]) for n in d.get("nodes", [])[:MAX_GRAPH_NODES] for a in n["args"] if a in known]
+    nodes = drawn(d)
+    known = {n["id"] for n in nodes}
+    return [(a, n["id"]) for n in nodes for a in n["args"] if a in known]
 
 
 def producer(d: dict, nid: int) -> str | None:
@@ -57,7 +65,7 @@ def cuts(d: dict) -> list[dict[str, Any]]:
         if byid[b]["kind"] == "op" and ka and kb and ka != kb:
             crossing.setdefault((ka, kb), []).append((a, b))
     first = {}
-    for n in d.get("nodes", [])[:MAX_GRAPH_NODES]:
+    for n in drawn(d):
         if n.get("kernel") and n["kind"] == "op":
             first.setdefault(n["kernel"], n["id"])
     out, explained = [], set()
@@ -86,6 +94,10 @@ def node_hover(d: dict, n: dict) -> str:
     where = f"line {', '.join(map(str, n['lines']))}" if n.get("lines") else "from outside the cell"
     parts = [f"<b>{n['op']}</b> {n.get('dtype')}[{shape}]", f"kernel {n['kernel']}" if n.get("kernel") else n["kind"],
              where]
+    byid = {m["id"]: m for m in d.get("nodes", [])}
+    operands = [node_label(byid[a]) for a in n.get("args", []) if a in byid]
+    if operands:
+        parts.append(f"operands: {', '.join(operands)}")
     if n.get("params"):
         parts.append(str(n["params"]))
     return "<br>".join(parts)

@@ -142,7 +142,7 @@ def graph_svg(d: dict) -> str:
     legend = " ".join(f'<span style="color: {stats.kernel_colour(d, k["name"])}">&#9679;</span> {escape(k["name"])}'
                       for k in d.get("kernel_list", [])[:30])
     note = (f'<div style="{NOTE}">first {len(pos)} of {len(d["nodes"])} nodes drawn</div>'
-            if len(d["nodes"]) > len(pos) else "")
+            if len(graph.drawn(d)) >= stats.MAX_GRAPH_NODES else "")
     return (f'<div style="font-size: 12px">{legend} &nbsp; <span style="color: #9e9e9e">&#9632;</span> inputs '
             f'&nbsp; <span style="color: {stats.CUT_COLOUR}">&#215;</span> cut (hover for why)</div>'
             + "".join(out) + note)

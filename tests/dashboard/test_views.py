@@ -1,0 +1,105 @@
+"""Text, HTML, stats and graph geometry built from known Reports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from jupyter_fuse.dashboard import graph, html, stats, text
+
+
+def test_headline_numbers(fused):
+    d = fused.to_dict()
+    h = stats.headline(d)
+    assert h["title"] == "8 ops -> 2 kernels"
+    # eager: every op reads its operands and writes its result (mean writes 8 bytes, the const 2 reads nothing)
+    sin = power = cos = multiply = 8000 + 8000
+    add, mean, subtract = 3 * 8000, 8000 + 8, 8000 + 8 + 8000
+    assert stats.eager_bytes(d) == sin + 2 * power + cos + add + mean + subtract + multiply
+    assert h["moved"] == fused.bytes_moved == 8000 + 8008 + 8008 + 8000
+    assert h["saved"] == h["eager"] - h["moved"] > 0
+    assert h["cache"] == "cache miss: x.shape (500,) -> (1000,)"
+
+
+def test_eager_bytes_match_eager_run(eager):
+    """On the NumPy backend without fusion, the estimate is exactly what the kernels moved."""
+    d = eager.to_dict()
+    assert stats.eager_bytes(d) == d["bytes_moved"]
+    assert stats.bytes_saved(d) == 0
+
+
+def test_guard_rows_highlight_the_failed_guard(fused):
+    rows = stats.guard_rows(fused.to_dict())
+    assert [r["text"] for r in rows] == ["x.shape == (1000,)", "x.dtype == float64"]
+    assert rows[0]["failed"] and (rows[0]["old"], rows[0]["new"]) == ("(500,)", "(1000,)")
+    assert not rows[1]["failed"]
+
+
+def test_guard_rows_keep_unmatched_reasons():
+    d = {"guards": [], "miss_reasons": ["n 3 -> 4", "first run"]}
+    rows = stats.guard_rows(d)
+    assert [(r["text"], r["old"], r["new"]) for r in rows] == [("n", "3", "4"), ("first run", None, None)]
+    assert all(r["failed"] for r in rows)
+
+
+def test_cuts_carry_the_partitioner_reason(fused):
+    (cut,) = graph.cuts(fused.to_dict())
+    assert (cut["from"], cut["to"], cut["line"]) == ("k0", "k1", 3)
+    assert sorted(cut["edges"]) == [(6, 8), (7, 8)]
+    assert "reduction boundary" in cut["reason"]
+
+
+def test_unexplained_crossing_edge_is_still_a_cut(fused):
+    d = fused.to_dict()
+    d["breaks"] = []
+    (cut,) = graph.cuts(d)
+    assert "reads it back" in cut["reason"]
+
+
+def test_layout_skips_constants_and_orders_columns(fused):
+    pos = graph.layout(fused.to_dict())
+    assert 2 not in pos  # the scalar 2 is baked into the kernels
+    assert pos[0][0] == 0 and pos[1][0] == 1 and pos[9][0] > pos[8][0]
+
+
+def test_text_starts_with_the_summary(fused, eager):
+    for r in (fused, eager):
+        out = text.render(r)
+        assert out.splitlines()[0] == r.summary()
+    out = text.render(fused)
+    assert "saved by fusion" in out and "guard failed: x.shape == (1000,): (500,) -> (1000,)" in out
+
+
+def test_text_caps_long_kernel_lists(eager):
+    assert "more kernels" not in text.render(eager)
+    r = eager
+    r.kernel_list = r.kernel_list * 5
+    assert "more kernels" in text.render(r)
+
+
+def test_html_is_static_and_complete(fused):
+    out = html.render(fused)
+    assert "<script" not in out
+    for needle in ("8 ops -&gt; 2 kernels", "Kernels (2)", "Fusion graph", "<svg", "Timeline", "Transfers (2)",
+                   "Guards (2, 1 failed)", "reduction boundary", html.BAD, "sin, power x2, cos, add, mean"):
+        assert needle in out, needle
+
+
+def test_html_explains_empty_sections(eager):
+    out = html.render(eager)
+    assert "computes in host memory" in out  # no transfers on CPU
+    assert "No guards" in out
+    assert "generated no source" in out
+
+
+def test_highlight_uses_inline_styles():
+    out = html.highlight("def f(x):\n    return x + 1\n", "python")
+    assert "style=" in out and "class=" not in out.replace('class="highlight"', "")
+
+
+def test_dashboard_import_is_light():
+    code = ("import sys, jupyter_fuse.dashboard, jupyter_fuse.dashboard.compare; "
+            "print([m for m in ('ipywidgets', 'plotly') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.replace("'", '"')) == []
