@@ -1,0 +1,110 @@
+"""``%%fuse`` displays the bundle; ``--compare`` checks against eager NumPy and never hides a mismatch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from IPython.testing.globalipapp import get_ipython
+from IPython.utils.capture import capture_output
+
+import jupyter_fuse as jf
+from jupyter_fuse.dashboard import HISTORY, mime
+from jupyter_fuse.dashboard.compare import compare_cell, diff
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "jupyter_fuse")
+    shell.run_cell("import numpy as np; x = np.linspace(0, 1, 100)")
+    return shell
+
+
+def _run(ip, cell):
+    with capture_output() as cap:
+        result = ip.run_cell(cell)
+    result.raise_error()
+    return cap
+
+
+def test_cell_displays_the_bundle_and_records_it(ip):
+    before = len(HISTORY.runs)
+    cap = _run(ip, "%%fuse -b numpy\ny = np.sin(x) * 2")
+    (out,) = [o for o in cap.outputs if mime.REPORT_MIME in o.data]
+    assert out.data[mime.REPORT_MIME]["ops"] == 2 and "text/html" in out.data
+    assert out.data["text/plain"].startswith("fuse[numpy]: 2 ops")
+    assert len(HISTORY.runs) == before + 1
+
+
+def test_quiet_displays_nothing_but_records(ip):
+    before = len(HISTORY.runs)
+    cap = _run(ip, "%%fuse -q -b numpy\ny = np.cos(x)")
+    assert not cap.outputs and not cap.stdout
+    assert len(HISTORY.runs) == before + 1
+
+
+def test_compare_agrees(ip):
+    cap = _run(ip, "%%fuse -b numpy --compare -o rep\nx2 = x.copy()\nx2 += 1\nz = (x2 * 3).astype(np.float32)\nz")
+    (out,) = [o for o in cap.outputs if mime.COMPARE_MIME in o.data]
+    c = out.data[mime.COMPARE_MIME]
+    assert c["agree"] and {"x2", "z", "(cell value)"} <= set(c["checked"])
+    assert c["eager"]["kernels"] == c["eager"]["ops"]
+    assert "results agree with eager NumPy" in out.data["text/html"]
+    assert ip.user_ns["z"].dtype == np.float32 and ip.user_ns["rep"].ops == c["fused"]["ops"]
+
+
+def test_dashboard_magic(ip):
+    cap = _run(ip, "%fuse_dashboard")
+    (out,) = cap.outputs
+    assert "jupyter_fuse session" in out.data["text/plain"] and "<table" in out.data["text/html"]
+
+
+def test_mismatch_is_loud_even_when_quiet(ip, monkeypatch):
+    from jupyter_fuse import magic
+
+    def wrong(source, ns, backend, **kw):  # a "fused" run that gets the dtype wrong
+        report = jf.run_cell(source, ns, backend, **kw)
+        if kw.get("fuse") is not False:  # the eager run is the one without fusion
+            ns["y"] = ns["y"].astype(np.float32)
+        return report
+
+    monkeypatch.setattr(magic, "run_cell", wrong)
+    with capture_output() as cap:
+        ip.run_cell("%%fuse -q -b numpy --compare\ny = x * 2")
+    assert "RESULTS DIFFER FROM EAGER NUMPY" in cap.stderr and "y: dtype float32" in cap.stderr
+
+
+def test_compare_cell_copies_the_namespace():
+    ns = {"np": np, "a": np.arange(4.0)}
+    ns["b"] = ns["a"]
+    report, c = compare_cell(jf.run_cell, "a += 1\nc = b.sum()", ns, "numpy")
+    assert c.agree, c.mismatches
+    assert ns["a"].tolist() == [1, 2, 3, 4] and ns["b"] is ns["a"]  # mutated once, not twice
+    assert c.eager.kernels >= 1 and c.speedup > 0
+
+
+def test_compare_reports_exceptions():
+    ns = {"np": np, "a": np.arange(4.0)}
+
+    def raising(source, namespace, backend, **kw):
+        if backend != "numpy":
+            raise ValueError("boom")
+        return jf.run_cell(source, namespace, backend, **kw)
+
+    with pytest.raises(ValueError), capture_output() as cap:
+        compare_cell(raising, "c = a * 2", ns, "cpu")
+    assert "RESULTS DIFFER" in cap.stderr and "ValueError: boom" in cap.stderr
+
+
+@pytest.mark.parametrize("fused, eager, expect", [
+    (np.float64(1.0), 1.0, "type float64, eager NumPy gives float"),
+    (np.ones(3, np.float32), np.ones(3), "dtype float32"),
+    (np.ones(3), np.ones(4), "shape (3,)"),
+    (np.array([1.0, 2.0]), np.array([1.0, 2.5]), "1 of 2 values differ"),
+    (np.array([1.0, np.nan]), np.array([1.0 + 1e-12, np.nan]), None),
+    (np.arange(3), np.arange(3), None),
+    ([1, np.float32(2)], [1, np.float64(2)], "[1]: type float32"),
+])
+def test_diff(fused, eager, expect):
+    got = diff(fused, eager)
+    assert (got is None) if expect is None else (expect in got), got
