@@ -248,14 +248,20 @@ def broadcast_to(a: Any, shape: Any, subok: bool = False) -> LazyArray:
 
 def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None, **kw: Any) -> Any:
     if isinstance(a, LazyArray):
-        return a.astype(dtype, copy=bool(copy)) if dtype is not None else (a.copy() if copy else a)
+        out = a.astype(dtype, copy=bool(copy)) if dtype is not None else (a.copy() if copy else a)
+        return _as_0d_array(out)
     return _array_like(np.asarray, a, dtype=dtype, order=order, copy=copy, **kw)
 
 
 def array(a: Any, dtype: Any = None, *, copy: bool = True, **kw: Any) -> Any:
     if isinstance(a, LazyArray) and not kw:
-        return a.astype(a.dtype if dtype is None else dtype, copy=copy)
+        return _as_0d_array(a.astype(a.dtype if dtype is None else dtype, copy=copy))
     return _array_like(np.array, a, dtype=dtype, copy=copy, **kw)
+
+
+def _as_0d_array(x: LazyArray) -> LazyArray:
+    """np.asarray of a NumPy scalar is a 0-d array (a view of the scalar's private buffer)."""
+    return x._view("getitem", (("e",),)) if x.scalar else x
 
 
 def _array_like(fn: Callable, a: Any, **kw: Any) -> Any:

@@ -181,7 +181,9 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
     with _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = REDUCTIONS[name](tiny, **kw)  # NumPy validates axis/dtype and picks the dtype
-    if name in ("argmax", "argmin"):
+    if x.ndim == 0:  # NumPy lets a 0-d array reduce over axis 0 or -1: a no-op, the axis kept as given
+        axes, naxis = (), None if axis is None else _hashable_axis(axis)
+    elif name in ("argmax", "argmin"):
         axes = tuple(range(x.ndim)) if axis is None else (normalize_axis_index(axis, x.ndim),)
         naxis: Any = None if axis is None else axes[0]
     else:
@@ -194,7 +196,12 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
     params = (("axis", naxis), ("keepdims", bool(keepdims)),
               ("dtype", None if dtype is None else np.dtype(dtype).str), ("ddof", ddof))
     node = session().bind(name, (x._current(),), params, np.asarray(r).dtype, shape)
-    return fresh(node, scalar=shape == () and not isinstance(r, np.ndarray))  # keepdims on 0-d: an array
+    # keepdims on a 0-d array gives an array; anything a NumPy scalar reduces to is a scalar
+    return fresh(node, scalar=shape == () and (x.scalar or not isinstance(r, np.ndarray)))
+
+
+def _hashable_axis(axis: Any) -> Any:
+    return tuple(map(operator.index, axis)) if isinstance(axis, (tuple, list)) else operator.index(axis)
 
 
 def matmul(a: Any, b: Any) -> "LazyArray":
@@ -271,8 +278,10 @@ class LazyArray:
         return views.apply_chain(views.ghost(storage.dtype, storage.shape, storage.layout), self._chain)
 
     def _view(self, kind: str, p: Any, writeable: bool = True) -> "LazyArray":
-        views.apply(self._ghost(), kind, p)  # NumPy validates (and raises) first
-        return LazyArray(self._s, self._buf, self._chain + ((kind, p),),
+        g = views.apply(self._ghost(), kind, p)  # NumPy validates (and raises) first
+        # a NumPy scalar's .T / .squeeze() / .reshape(()) are scalars again; its [...] is a 0-d array
+        scalar = self.scalar and g.shape == () and not (kind == "getitem" and ("e",) in p)
+        return LazyArray(self._s, self._buf, self._chain + ((kind, p),), scalar=scalar,
                          writeable=self._writeable and writeable)
 
     def _write(self, value: Node, readonly_msg: str = "assignment destination is read-only",
@@ -448,6 +457,8 @@ class LazyArray:
         return self._view("getitem", key)
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        if self.scalar:  # NumPy scalars are immutable
+            raise TypeError(f"'numpy.{self.dtype.type.__name__}' object does not support item assignment")
         key = views.index_key(_static_index(index))
         try:
             if key is None:
@@ -643,13 +654,31 @@ def _eager_operator(pyop: Any, args: tuple, mutates: int | None = None) -> Any:
                       "is not traced", mutates=mutates)
 
 
+def _fast_power(x: "LazyArray", exponent: Any) -> str | None:
+    """The ufunc NumPy's array ``x ** e`` really calls for ``e`` in (2, -1, 0.5): square, reciprocal, sqrt.
+
+    They differ from ``np.power`` in dtype (``bool ** 2`` is int8) and in values (``sqrt(-0.0)``).
+    NumPy scalars use scalar math instead, which is ``power``.
+    """
+    if x.scalar:
+        return None
+    if type(exponent) is int and exponent == 2:
+        return "square"
+    if type(exponent) is int and exponent == -1 and x.dtype.kind in "fc":
+        return "reciprocal"
+    if type(exponent) is float and exponent == 0.5 and x.dtype.kind in "fc":
+        return "sqrt"
+    return None
+
+
 def _binop(op: str, py: str):
     pyname = py + "_" if py in ("and", "or") else py
     fop, iop = getattr(operator, pyname), getattr(operator, f"i{py}", None)
 
     def fwd(self, other):
         try:
-            return elementwise(op, [self, other])
+            fast = _fast_power(self, other) if op == "power" else None
+            return elementwise(fast, [self]) if fast else elementwise(op, [self, other])
         except Unsupported:
             return _eager_operator(fop, (self, other))
 
@@ -660,8 +689,11 @@ def _binop(op: str, py: str):
             return _eager_operator(fop, (other, self))
 
     def inplace(self, other):
+        if self.scalar:  # `s += 1` on a NumPy scalar makes a new scalar; other names keep the old one
+            return fwd(self, other)
         try:
-            return _inplace(op, self, other)
+            fast = _fast_power(self, other) if op == "power" else None
+            return ufunc_out(fast, [self], self) if fast else _inplace(op, self, other)
         except Unsupported:
             return _eager_operator(iop, (self, other), mutates=0)
 
@@ -686,6 +718,8 @@ for _py, _op in [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"), 
 
 def _matmul(self: LazyArray, other: Any) -> Any:
     try:
+        if self.scalar:  # NumPy scalars have no `@`: let them raise (or defer to `other`) themselves
+            raise Unsupported("@ of a NumPy scalar")
         return matmul(self, other)
     except Unsupported:
         return _eager_operator(operator.matmul, (self, other))
@@ -693,6 +727,8 @@ def _matmul(self: LazyArray, other: Any) -> Any:
 
 def _rmatmul(self: LazyArray, other: Any) -> Any:
     try:
+        if self.scalar:
+            raise Unsupported("@ of a NumPy scalar")
         return matmul(other, self)
     except Unsupported:
         return _eager_operator(operator.matmul, (other, self))

@@ -1,0 +1,235 @@
+"""The CPU backend: fused kernels rendered as Python source and compiled by numba.
+
+Rendering lives in ``cpu_render``; this module compiles, caches and launches.
+Compiled kernels are cached twice: in memory by source text, and on disk by
+numba itself (``cache=True``) next to the generated module file under the
+user's cache directory (``$JUPYTER_FUSE_CACHE_DIR``, else
+``~/.cache/jupyter_fuse``), so a restarted kernel does not recompile. The
+module file name is a hash of its source and of the numba and jupyter_fuse
+versions; it is written atomically, so two processes may share the cache. A
+kernel numba cannot load or compile runs on NumPy instead, with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from .. import __version__, views
+from ..fuse import Kernel
+from ..ir import Node
+from ..ops import family
+from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
+from .numpy import as_result, resolve, run_node
+
+PARALLEL_MIN = 1 << 16  # below this many loop iterations threads cost more than they save
+PROGRESS_AFTER = 0.5  # seconds of compiling before we say so
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("JUPYTER_FUSE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "jupyter_fuse")
+    return Path(root) / "cpu"
+
+
+def strict() -> bool:
+    """In tests a kernel that fails to compile is an error, not a quiet NumPy fallback."""
+    return bool(os.environ.get("JUPYTER_FUSE_STRICT"))
+
+
+class CpuBackend:
+    name = "cpu"
+    fuses = True
+
+    def __init__(self) -> None:
+        import numba  # the import is slow: only when the backend is used
+
+        self._numba = numba
+        self._supported: dict[tuple, str | None] = {}
+
+    # -- what can be fused -------------------------------------------------------------
+    def supports(self, node: Node) -> str | None:
+        dts = [a.dtype for a in node.args if a.dtype is not None] + [node.dtype]
+        bad = next((d for d in dts if d not in SUPPORTED_DTYPES), None)
+        if bad is not None:
+            return f"`{node.op}` on {bad} runs as NumPy (the cpu backend compiles bool, ints and float32/64)"
+        if family(node.op) not in ("elementwise", "source", "reduce"):
+            return None  # the partitioner decides about library ops
+        key = (node.op, node.params, node.dtype, node.shape == (),
+               tuple((a.op == "const", a.dtype, type(a.params[1]) if a.op == "const" else None) for a in node.args))
+        if key not in self._supported:
+            self._supported[key] = _render_check(node)
+        return self._supported[key]
+
+    # -- running a plan ----------------------------------------------------------------
+    def execute(self, plan: Any, values: dict, report: Any) -> None:
+        for kernel, free in zip(plan.kernels, plan.free_after):
+            if kernel.kind == "single":
+                self._run_numpy(kernel, values, report, kernel.reason)
+            else:
+                self._run_fused(kernel, plan, values, report)
+            for node in free:
+                values.pop(node, None)
+        for node in plan.keep:
+            if node.op == "view" and node not in values and node.storage() in values:
+                resolve(node, values)
+        report.breaks.extend(plan.breaks)
+
+    def _run_numpy(self, kernel: Kernel, values: dict, report: Any, reason: str) -> None:
+        t0 = time.perf_counter()
+        read = 0
+        for node in kernel.nodes:
+            args = [resolve(a, values) for a in node.args]
+            read += sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+            values[node] = as_result(node, run_node(node, args))
+        report.kernels += 1
+        report.kernel_list.append(_entry(kernel, time.perf_counter() - t0, read, None, reason=reason))
+
+    def _run_fused(self, kernel: Kernel, plan: Any, values: dict, report: Any) -> None:
+        try:
+            rendered = render(kernel)
+        except CannotRender as e:  # the partitioner asked supports(); this is a bug if it happens
+            if strict():
+                raise
+            return self._run_numpy(kernel, values, report, f"could not render: {e}")
+        args, outs, dest = _arguments(kernel, rendered, plan, values)
+        size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
+        parallel = size >= PARALLEL_MIN and self._numba.get_num_threads() > 1
+        if rendered.full_reduction:
+            args.append(self._numba.get_num_threads() if parallel else 1)
+        try:
+            fn, compile_time, how = self._compiled(kernel, rendered, parallel, args)
+        except Exception as e:  # numba failed on our source: never lose the cell over it
+            if strict():
+                raise
+            return self._run_numpy(kernel, values, report, f"numba could not compile it: {type(e).__name__}: {e}")
+        report.times["compile"] += compile_time
+        t0 = time.perf_counter()
+        fn(*args)
+        elapsed = time.perf_counter() - t0
+        for node, arr in zip(rendered.outputs, outs):
+            values[node] = arr.reshape(node.shape)
+        if dest is not None:
+            values[dest[0]] = dest[1]
+        read = sum(np.asarray(resolve(n, values)).nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))
+        written = sum(a.nbytes for a in outs) + (dest[2] if dest else 0)
+        report.kernels += 1
+        report.kernel_list.append(_entry(kernel, elapsed, read, rendered.source, written=written,
+                                         compile_time=compile_time, parallel=parallel, cache=how))
+
+    # -- compiling ---------------------------------------------------------------------
+    def _compiled(self, kernel: Kernel, rendered: Rendered, parallel: bool, args: list) -> tuple[Any, float, str]:
+        t0 = time.perf_counter()
+        module = _load(rendered.source)
+        disp = module.kernel_par if parallel else module.kernel_seq
+        sig = tuple(self._numba.typeof(a) for a in args)
+        if sig in disp.overloads:
+            return disp.overloads[sig].entry_point, 0.0, "memory"
+        hits = sum(disp.stats.cache_hits.values())
+        timer = threading.Timer(PROGRESS_AFTER, _progress, (kernel, parallel))
+        timer.start()
+        try:
+            try:
+                disp.compile(sig)
+            except Exception:
+                # a corrupt or stale disk cache entry: drop it and compile afresh once
+                shutil.rmtree(Path(module.__file__).parent / "__pycache__", ignore_errors=True)
+                module = _load(rendered.source, reload=True)
+                disp = module.kernel_par if parallel else module.kernel_seq
+                disp.compile(sig)
+        finally:
+            timer.cancel()
+        how = "disk" if sum(disp.stats.cache_hits.values()) > hits else "compiled"
+        return disp.overloads[sig].entry_point, time.perf_counter() - t0, how
+
+
+_MODULES: dict[str, ModuleType] = {}
+_LOCK = threading.Lock()
+
+
+def _load(source: str, reload: bool = False) -> ModuleType:
+    """The module for a kernel source, from memory or from the cache directory."""
+    with _LOCK:
+        if not reload and source in _MODULES:
+            return _MODULES[source]
+        import numba
+
+        digest = hashlib.sha256(f"{__version__}\n{numba.__version__}\n{np.__version__}\n{source}".encode()).hexdigest()[:24]
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"k_{digest}.py"
+        if not path.exists() or path.read_text() != source:
+            tmp = folder / f".k_{digest}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp.write_text(source)
+            os.replace(tmp, path)  # atomic: a reader sees the old file or the whole new one
+        name = f"jupyter_fuse_kernel_{digest}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _MODULES[source] = module
+        return module
+
+
+def _progress(kernel: Kernel, parallel: bool) -> None:
+    print(f"jupyter_fuse: compiling {kernel.name} ({kernel.kind}, {len(kernel.nodes)} ops"
+          f"{', parallel' if parallel else ''}) with numba...", file=sys.stderr, flush=True)
+
+
+def _arguments(kernel: Kernel, r: Rendered, plan: Any, values: dict) -> tuple[list, list, tuple | None]:
+    """The kernel's arguments, in the order ``render`` declared them."""
+    args: list[Any] = list(kernel.shape)
+    args += [param_value(node, dtype) for node, dtype in r.params]
+    for node, shape in r.reads:
+        arr = np.asarray(resolve(node, values))
+        args.append(np.broadcast_to(arr, shape) if shape else arr.reshape(1))
+    outs = [np.empty(n.shape or (1,), n.dtype) for n in r.outputs]
+    args += outs
+    dest = None
+    if kernel.kind == "scatter":
+        node = next(n for n in kernel.nodes if n.op == "setitem")
+        storage = np.asarray(resolve(node.args[0], values))
+        storage = storage if node in plan.inplace else storage.copy(order="C")
+        target = views.apply_chain(storage, node.params[0])
+        args.append(target if target.ndim else target.reshape(1))
+        dest = (node, storage, target.nbytes)
+    return args, outs, dest
+
+
+def _entry(kernel: Kernel, elapsed: float, read: int, source: str | None, reason: str | None = None,
+           written: int | None = None, **extra: Any) -> dict:
+    return {
+        "name": kernel.name, "kind": kernel.kind, "ops": [n.op for n in kernel.nodes], "lines": kernel.lines,
+        "bytes_read": int(read),
+        "bytes_written": int(written if written is not None else sum(n.nbytes for n in kernel.outputs)),
+        "time": elapsed, "source": source, **({"fallback": reason} if reason else {}), **extra,
+    }
+
+
+def _render_check(node: Node) -> str | None:
+    """None if a kernel holding just this node renders; else why not."""
+    kind = "reduce" if family(node.op) == "reduce" else "scatter" if node.op == "setitem" else "ew"
+    shape = node.args[0].shape if kind == "reduce" else node.params[1] if kind == "scatter" else node.shape
+    axes = ()
+    if kind == "reduce":
+        axis = dict(node.params)["axis"]
+        axes = tuple(range(node.args[0].ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    k = Kernel("check", kind, shape, [node], axes=axes, phase={node: "red" if kind == "reduce" else "pro"},
+               outputs=[node])
+    try:
+        render(k)
+    except CannotRender as e:
+        return f"{e}: it runs as NumPy"
+    return None
+
+
+__all__ = ["CpuBackend", "cache_dir", "outputs"]
