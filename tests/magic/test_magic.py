@@ -1,0 +1,135 @@
+"""The %%fuse magic in a real IPython shell."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
+
+import jupyter_fuse
+from harness import assert_no_lazy
+
+
+def _shell():
+    """IPython's global test shell (start_ipython returns None once it is running)."""
+    from IPython import get_ipython
+
+    return start_ipython() or get_ipython()
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = _shell()
+    shell.run_line_magic("load_ext", "jupyter_fuse")
+    yield shell
+    shell.run_line_magic("unload_ext", "jupyter_fuse")
+
+
+@pytest.fixture(autouse=True)
+def fresh_ns(ip):
+    ip.user_ns.update({"np": np, "x": np.arange(6.0)})
+    yield
+    assert_no_lazy(ip.user_ns)
+    for k in ("y", "r", "s", "z", "t"):
+        ip.user_ns.pop(k, None)
+
+
+def test_load_registers_and_unload_removes(ip):
+    shell = ip
+    shell.run_line_magic("unload_ext", "jupyter_fuse")
+    assert "fuse" not in shell.magics_manager.magics["cell"]
+    assert "fuse_dashboard" not in shell.magics_manager.magics["line"]
+    shell.run_line_magic("load_ext", "jupyter_fuse")
+    assert "fuse" in shell.magics_manager.magics["cell"]
+
+
+def test_cell_runs_and_prints_summary(ip, capsys):
+    x = ip.user_ns["x"]
+    result = ip.run_cell_magic("fuse", "-b numpy", "y = np.sin(x) * 2\nx += 1\n")
+    out = capsys.readouterr().out
+    assert result is None
+    first = out.splitlines()[0]
+    assert first.startswith("fuse[numpy]:") and "ops ->" in first and "kernels" in first
+    np.testing.assert_allclose(ip.user_ns["y"], np.sin(np.arange(6.0)) * 2)
+    assert ip.user_ns["x"] is x and np.array_equal(x, np.arange(6.0) + 1)
+
+
+def test_cell_value_is_returned(ip):
+    value = ip.run_cell_magic("fuse", "-q -b numpy", "y = x * 2\ny.sum()")
+    assert type(value) is np.float64 and value == 30.0
+
+
+def test_quiet_and_output_report(ip, capsys):
+    ip.run_cell_magic("fuse", "-q -b numpy -o r", "y = x + 1\nprint(y.sum())")
+    assert capsys.readouterr().out == "21.0\n"
+    r = ip.user_ns["r"]
+    assert isinstance(r, jupyter_fuse.Report) and r.backend == "numpy" and r.kernels >= 1
+    assert r.syncs and r.syncs[0]["line"] == 2
+
+
+def test_expect_kernels(ip):
+    ip.run_cell_magic("fuse", "-q -b numpy --expect-kernels 5", "y = x + 1")
+    from jupyter_fuse.runner import KernelCountError
+
+    with pytest.raises(KernelCountError, match="expected at most 0 kernels"):
+        ip.run_cell_magic("fuse", "-q -b numpy --expect-kernels 0", "y = x + 1")
+    assert isinstance(ip.user_ns["y"], np.ndarray)
+
+
+def test_unknown_backend_is_usage_error(ip):
+    with pytest.raises(UsageError, match="cpu.*numpy.*cupy|numpy"):
+        ip.run_cell_magic("fuse", "-b tpu", "y = x + 1")
+    assert "y" not in ip.user_ns
+
+
+def test_cupy_without_device_names_cpu(ip):
+    from jupyter_fuse.backends import cuda_available
+
+    if cuda_available():
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(UsageError, match="-b cpu"):
+        ip.run_cell_magic("fuse", "-b cupy", "y = x + 1")
+
+
+def test_bad_option_is_usage_error(ip):
+    with pytest.raises(UsageError):
+        ip.run_cell_magic("fuse", "--no-such-option", "y = x + 1")
+
+
+def test_syntax_error_is_ordinary(ip):
+    with pytest.raises(SyntaxError):
+        ip.run_cell_magic("fuse", "-q -b numpy", "y = (x +\n")
+
+
+def test_raising_cell_leaves_concrete_namespace(ip):
+    with pytest.raises(ZeroDivisionError):
+        ip.run_cell_magic("fuse", "-q -b numpy", "y = x * 3\nt = [y + 1, {'k': y.T}]\nz = 1 / 0\n")
+    assert isinstance(ip.user_ns["y"], np.ndarray) and "z" not in ip.user_ns
+    assert isinstance(ip.user_ns["t"][1]["k"], np.ndarray)
+
+
+def test_run_cell_shows_user_line_in_traceback(ip, capsys):
+    res = ip.run_cell("%%fuse -q -b numpy\ny = x * 2\ns = y.reshape(4)\n")
+    assert isinstance(res.error_in_exec, ValueError)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "s = y.reshape(4)" in text
+    assert "jupyter_fuse/runner.py" not in text and "jupyter_fuse/trace.py" not in text
+    assert isinstance(ip.user_ns["y"], np.ndarray)
+
+
+def test_help_is_the_docstring(ip):
+    doc = ip.magics_manager.magics["cell"]["fuse"].__doc__
+    assert "lazily" in doc and "-o NAME" in doc and "--expect-kernels" in doc
+
+
+def test_same_as_plain_cell(ip):
+    src = "y = (x[::-1] + 1).reshape(2, 3)\ny[0] *= 2\ns = float(y.sum())\nt = y.T @ y\n"
+    ip.run_cell(src)
+    plain = {k: ip.user_ns[k] for k in ("y", "s", "t")}
+    ip.user_ns["x"] = np.arange(6.0)
+    ip.run_cell_magic("fuse", "-q -b numpy", src)
+    for k, v in plain.items():
+        assert type(ip.user_ns[k]) is type(v)
+        np.testing.assert_array_equal(ip.user_ns[k], v)
