@@ -124,9 +124,10 @@ class Session:
             self.report.times["plan"] += t1 - t0
             self.backend.execute(plan, self.values, self.report)
             self.report.times["run"] += time.perf_counter() - t1 - self._compile_delta()
-            if self._sync is not None:
-                for n in missing:
-                    self.synced[n] = self._sync
+            if self._sync is not None:  # values this sync stored: later kernels read them from memory
+                for n in [o for k in plan.kernels for o in k.outputs] + missing:
+                    if n in self.values:
+                        self.synced[n] = self._sync
         self._sync = None
         return [self.values[n] for n in nodes]
 

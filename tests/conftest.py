@@ -7,7 +7,12 @@ import sys
 
 from hypothesis import HealthCheck, settings
 
-sys.path.insert(0, os.path.dirname(__file__))  # `from harness import check` in every test folder
+sys.path.insert(0, os.path.dirname(__file__))
+# a kernel that fails to render or compile is a test failure, not a quiet NumPy fallback
+os.environ.setdefault("JUPYTER_FUSE_STRICT", "1")
+# compiled kernels are cached inside the checkout (build/ is not tracked), not in the user's home
+os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR",
+                      os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "kernel-cache"))  # `from harness import check` in every test folder
 
 # "ci": few, reproducible examples (the whole suite stays within minutes on 2 cores);
 # "dev": more examples, for hunting bugs locally.

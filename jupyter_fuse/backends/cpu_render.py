@@ -190,6 +190,8 @@ def _cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
         return expr
     if to == np.bool_:
         return f"({expr} != 0)"
+    if frm.kind == "f" and to == np.uint32:  # as C compilers do it on x86-64 (NumPy's result out of range)
+        return f"np.uint32(np.int64({expr}))"
     return f"np.{to.name}({expr})"
 
 
@@ -205,6 +207,9 @@ def loop_dtypes(node: Node, arg_dtypes: list[Any]) -> tuple[list[np.dtype], np.d
             types = info.fn.resolve_dtypes(tuple(arg_dtypes) + (None,))
     except (TypeError, ValueError) as e:
         raise CannotRender(f"no loop for {node.op}{tuple(arg_dtypes)}: {e}") from None
+    bad = next((d for d in types if d not in SUPPORTED_DTYPES), None)
+    if bad is not None:
+        raise CannotRender(f"NumPy computes `{node.op}` in {bad}")
     return list(types[:-1]), types[-1]
 
 
@@ -273,10 +278,10 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
     if op in ("rad2deg", "degrees") and flt:
         return f"({a} * {180.0 / math.pi!r})"
     if op == "logical_not":
-        return f"(not {a})"
+        return f"({a} == 0)"
     if op in ("logical_and", "logical_or", "logical_xor"):
         sym = {"logical_and": "and", "logical_or": "or", "logical_xor": "!="}[op]
-        return f"({a} {sym} {b})"
+        return f"(({a} != 0) {sym} ({b} != 0))"
     if op in ("bitwise_and", "bitwise_or", "bitwise_xor") and integer:
         if ins[0] == np.bool_:
             return f"({a} {'and' if op == 'bitwise_and' else 'or' if op == 'bitwise_or' else '!='} {b})"
@@ -528,6 +533,20 @@ def _loops(nd: int, inner: list[str], lines: list[str]) -> list[str]:
 
 # -- reductions ------------------------------------------------------------------------
 
+F64, I64 = np.dtype(np.float64), np.dtype(np.int64)
+
+
+def _work_dtype(node: Node) -> np.dtype:
+    """The dtype NumPy computes mean/var/std in: the float result dtype (float64 for ints)."""
+    return node.dtype if node.dtype.kind == "f" else F64
+
+
+def _mean_expr(r: Node, acc: str, axes: tuple[int, ...]) -> str:
+    w = _work_dtype(r)
+    n = "*".join(f"s{d}" for d in axes) or "1"
+    return _cast(f"({_cast(acc + '_m', F64, w)} / {_cast(n, I64, w)})", w, w)
+
+
 def _acc_dtype(node: Node) -> np.dtype:
     if node.op in ("mean", "var", "std"):
         return np.dtype(np.float64)
@@ -625,8 +644,9 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                 if pass_no == 0:
                     lines.append(f"{acc}_m += np.float64({v})")
                 else:
-                    lines.append(f"{acc}_d = np.float64({v}) - {acc}_mean")
-                    lines.append(f"{acc} += {acc}_d * {acc}_d")
+                    w = _work_dtype(r)  # deviations and squares in NumPy's dtype (float32 overflows)
+                    lines.append(f"{acc}_d = {_cast(v, r.args[0].dtype, w)} - {acc}_mean")
+                    lines.append(f"{acc} += {_cast(f'{acc}_d * {acc}_d', w, F64)}")
                 continue
             if pass_no == 1:
                 continue
@@ -654,14 +674,15 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
         for r in reds:
             acc = acc_names[r]
             res = f"{acc}_i" if r.op in ("argmax", "argmin") else acc
-            if r.op == "mean":
-                res = f"({acc} / ({n_expr}))"
+            w = _work_dtype(r)
+            src = np.dtype(np.int64) if r.op in ("argmax", "argmin") else _acc_dtype(r)
+            if r.op == "mean":  # NumPy: the sum in the result dtype, divided by the count
+                res, src = f"({_cast(acc, F64, w)} / {_cast(n_expr, I64, w)})", w
             if r.op in ("var", "std"):
                 ddof = dict(r.params).get("ddof") or 0
-                res = f"({acc} / max(({n_expr}) - {ddof}, 0))"
+                res, src = f"({_cast(acc, F64, w)} / {_cast(f'max(({n_expr}) - {ddof}, 0)', I64, w)})", w
                 if r.op == "std":
                     res = f"np.sqrt({res})"
-            src = np.dtype(np.int64) if r.op in ("argmax", "argmin") else _acc_dtype(r)
             ctx.names[r] = f"r{len(ctx.names)}"
             lines.append(f"{ctx.names[r]} = {_cast(res, src, r.dtype)}")
 
@@ -685,7 +706,7 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
         if two_pass:
             for r in reds:
                 if r.op in ("var", "std"):
-                    body.append(f"{acc_names[r]}_mean = {acc_names[r]}_m / ({'*'.join(f's{d}' for d in axes) or '1'})")
+                    body.append(f"{acc_names[r]}_mean = {_mean_expr(r, acc_names[r], axes)}")
             inits(body, 1)
             acc2: list[str] = []
             accumulate(1, acc2, acc_names)
@@ -721,7 +742,7 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
         acc = acc_names[r]
         if r.op in ("var", "std"):
             comb.append(f"{acc}_m = {acc}_p.sum()")
-            comb.append(f"{acc}_mean = {acc}_m / ({'*'.join(f's{d}' for d in axes) or '1'})")
+            comb.append(f"{acc}_mean = {_mean_expr(r, acc, axes)}")
             continue
         comb.append("for c in range(nch):")
         st = _combine(r, acc, f"{acc}_p[c]", f"{acc}_pi[c]", _acc_dtype(r) if r.op not in ("argmax", "argmin") else r.args[0].dtype)

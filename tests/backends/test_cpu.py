@@ -1,0 +1,289 @@
+"""The cpu backend against NumPy: every op and dtype, kernel counts, fallbacks, --no-fuse."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from harness import check, run_fused
+
+import jupyter_fuse as jf
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+
+UNARY = ["negative", "positive", "absolute", "fabs", "sqrt", "cbrt", "square", "reciprocal", "exp", "exp2",
+         "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+         "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "floor", "ceil", "trunc", "rint",
+         "sign", "signbit", "isnan", "isfinite", "isinf", "logical_not", "invert"]
+BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power", "maximum",
+          "minimum", "fmax", "fmin", "arctan2", "hypot", "copysign", "logaddexp", "equal", "not_equal", "less",
+          "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+          "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "heaviside"]
+
+
+def _values(dtype: str, n: int = 24, seed: int = 0) -> str:
+    """Setup source for an array with the awkward values of its dtype."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return f"np.random.default_rng({seed}).random({n}) > 0.5"
+    if dt.kind == "f":
+        return (f"np.concatenate([np.array([0.0, -0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 0.5, 1e30, -2.5]), "
+                f"np.random.default_rng({seed}).normal(0, 10, {n - 10})]).astype('{dtype}')")
+    info = np.iinfo(dt)
+    return (f"np.concatenate([np.array([0, 1, 2, 7, {info.max}, {info.min}, {info.max - 1}], dtype='{dtype}'), "
+            f"np.random.default_rng({seed}).integers({info.min}, {info.max}, {n - 7}, dtype='{dtype}', endpoint=True)])")
+
+
+def _numpy_accepts(op: str, *samples: object) -> bool:
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            getattr(np, op)(*samples)
+            return True
+        except (TypeError, ValueError):
+            return False
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_unary_op(dtype):
+    """All unary ops of one dtype in one cell: one fused kernel (float16 results run as NumPy)."""
+    sample = np.zeros(2, dtype)
+    ops = [op for op in UNARY if _numpy_accepts(op, sample)]
+    src = "\n".join(f"r_{op} = np.{op}(x)" for op in ops)
+    f = check(src, f"x = {_values(dtype)}", backend="cpu")
+    fused = [k for k in f.report.kernel_list if k.get("source")]
+    assert len(fused) == 1, f.report
+
+
+@pytest.mark.parametrize("left,right", [(d, d) for d in DTYPES] + [
+    ("int8", "int64"), ("uint8", "int8"), ("int32", "float32"), ("uint64", "int64"), ("bool", "int16"),
+    ("float32", "float64"), ("uint16", "float32"), ("int64", "float64")])
+def test_every_binary_op(left, right):
+    a, b = np.zeros(2, left), np.ones(2, right)
+    ops = [op for op in BINARY if _numpy_accepts(op, a, b)]
+    src = "\n".join(f"r_{op} = np.{op}(x, y)" for op in ops)
+    check(src, f"x = {_values(left)}\ny = {_values(right, seed=1)}", backend="cpu")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("scalar", ["3", "-2", "0.5", "True", "np.float32(2.5)", "np.int8(-3)"])
+def test_python_and_numpy_scalars(dtype, scalar):
+    """NEP 50: Python scalars are weak, NumPy scalars are not; values as NumPy computes them."""
+    src = f"""
+a = x + {scalar}
+b = x * {scalar} - x
+c = x > {scalar}
+d = np.maximum(x, {scalar})
+e = {scalar} - x
+"""
+    check(src, f"x = {_values(dtype)}", backend="cpu")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reductions_every_axis(dtype):
+    ops = ["sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "mean", "var", "std"]
+    if np.dtype(dtype).kind == "b":
+        ops.remove("var"), ops.remove("std"), ops.remove("mean")
+    lines = []
+    for op in ops:
+        for axis in ("None", "0", "1", "(0, 1)" if op not in ("argmax", "argmin") else "-1"):
+            lines.append(f"r_{op}_{len(lines)} = x.{op}(axis={axis})")
+        if op not in ("argmax", "argmin"):
+            lines.append(f"r_{op}_{len(lines)} = np.{op}(x, axis=1, keepdims=True)")
+    check("\n".join(lines), f"x = ({_values(dtype, 24)}).reshape(4, 6)", backend="cpu")
+
+
+def test_astype_every_pair():
+    lines = [f"r_{i} = x.astype('{t}')" for i, t in enumerate(DTYPES)]
+    for src_dt in DTYPES:
+        if np.dtype(src_dt).kind != "f":
+            check("\n".join(lines), f"x = {_values(src_dt)}", backend="cpu")
+
+
+def test_float_to_int_casts_of_values_in_range():
+    # NaN, inf and out-of-range floats cast to ints are undefined in C; NumPy warns
+    # "invalid value encountered in cast" and its answer depends on its SIMD path, so
+    # only values every int type can represent (after truncation) are compared.
+    lines = [f"r_{i} = x.astype('{t}')" for i, t in enumerate(DTYPES)]
+    for src_dt in ("float32", "float64"):
+        check("\n".join(lines), f"x = np.array([0.0, -0.0, 0.5, 1.9, 7.0, 100.7, 127.0, 3.0, 0.25], '{src_dt}')",
+              backend="cpu")
+
+
+def test_overflow_division_by_zero_nan_inf():
+    check("""
+a = x + np.int8(100)
+b = x // y
+c = x % y
+d = np.int8(-128) // np.int8(-1) + x * 0
+f = fx / fy
+g = fx // fy
+h = fx % fy
+i = np.where(np.isnan(f), -1.0, f)
+""", """
+x = np.array([100, -128, 127, 5, -7, 0], dtype=np.int8)
+y = np.array([0, -1, 3, 0, 2, -3], dtype=np.int8)
+fx = np.array([1.0, -1.0, 0.0, np.inf, np.nan, 5.5])
+fy = np.array([0.0, 0.0, 0.0, 2.0, 1.0, -2.0])
+""", backend="cpu")
+
+
+def test_views_broadcasts_and_creation_fuse():
+    f = check("""
+t = np.linspace(0.0, 1.0, 101)
+a = np.arange(101) * 0.5
+y = np.sin(t * 3.0) + a + x[::-1] + m[None, 0, :101][0] + 2 * np.ones(101)
+z = np.arange(3, 300, 3).astype(np.float32) / 7
+w = np.arange(0.1, 10.0, 0.3) * 2
+e = np.eye(5, k=1) * 3 + np.full((5, 5), 2.5)
+""", "x = np.random.default_rng(0).random(202)[::2]\nm = np.random.default_rng(1).random((2, 202))", backend="cpu")
+    kinds = [k["kind"] for k in f.report.kernel_list]
+    assert kinds.count("ew") <= 4, f.report
+
+
+def test_assignment_through_views():
+    check("""
+u = g.copy()
+u[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+g[0] = -1
+g[:, 3] += 10
+h = g.T.copy()
+h[::2] *= 2
+v = u[2]
+v[1] = 100.0
+""", "g = np.random.default_rng(0).random((6, 7))", backend="cpu")
+
+
+# -- kernel counts of canonical programs ----------------------------------------------------
+
+PROGRAMS = {
+    "black_scholes": ("""
+d1 = (np.log(S / K) + (r + 0.5 * v * v) * T) / (v * np.sqrt(T))
+d2 = d1 - v * np.sqrt(T)
+cdf1 = 0.5 * (1 + np.tanh(0.7978845608 * (d1 + 0.044715 * d1 ** 3)))
+cdf2 = 0.5 * (1 + np.tanh(0.7978845608 * (d2 + 0.044715 * d2 ** 3)))
+call = S * cdf1 - K * np.exp(-r * T) * cdf2
+put = call - S + K * np.exp(-r * T)
+del d1, d2, cdf1, cdf2
+""", 1),
+    "softmax": ("""
+e = np.exp(X - X.max(axis=1, keepdims=True))
+p = e / e.sum(axis=1, keepdims=True)
+del e
+""", 3),
+    "layernorm": ("""
+mu = X.mean(axis=-1, keepdims=True)
+xc = X - mu
+out = xc / np.sqrt((xc ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+del mu, xc
+""", 3),
+    "variance_in_one_kernel": ("""
+mu = X.mean(axis=0)
+s = ((X - mu) ** 2).mean(axis=0)
+""", 2),
+    "stencil": ("""
+out = 0.25 * (G[:-2, 1:-1] + G[2:, 1:-1] + G[1:-1, :-2] + G[1:-1, 2:]) - G[1:-1, 1:-1]
+""", 1),
+    "time_loop": ("""
+x = S.copy()
+vel = K.copy()
+for i in range(20):
+    vel = vel - 0.01 * x * np.abs(x)
+    x = x + 0.01 * vel
+""", 1),
+    "relu_layer": ("h = np.maximum(X @ W + b, 0)", 2),
+    "nbody": ("""
+dx = P[:, None] - P[None, :]
+dy = Q[:, None] - Q[None, :]
+r2 = dx * dx + dy * dy + 0.01
+inv = 1.0 / (r2 * np.sqrt(r2))
+ax = (dx * inv).sum(axis=1)
+ay = (dy * inv).sum(axis=1)
+del dx, dy, r2, inv
+""", 1),
+    "reduce_then_scale": ("s = X.sum(axis=1) / X.shape[1]\nm = np.sqrt(X.var(axis=1) + 1)", 1),
+}
+SETUP = """
+rng = np.random.default_rng(0)
+S = rng.random(500) + 1; K = rng.random(500) + 1; r = 0.05; v = 0.2; T = 1.0
+X = rng.random((40, 30)); W = rng.random((30, 8)); b = rng.random(8)
+G = rng.random((30, 40)); P = rng.random(60); Q = rng.random(60)
+"""
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_kernel_counts(name):
+    src, kernels = PROGRAMS[name]
+    f = check(src, SETUP, backend="cpu", expect_kernels=kernels)
+    assert not f.report.fallbacks
+    assert all(b["reason"] for b in f.report.breaks)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_no_fuse_gives_the_same_results(name):
+    src, _ = PROGRAMS[name]
+    f = check(src, SETUP, backend="cpu", fuse=False)
+    fused = run_fused(src, SETUP, backend="cpu")
+    # one kernel per distinct op (a repeated expression is computed once), never fused
+    assert fused.report.kernels < f.report.kernels <= f.report.ops
+    assert all(len(k["ops"]) <= 3 for k in f.report.kernel_list)  # an op, its cast and its write
+    for k in fused.ns:
+        if isinstance(fused.ns[k], np.ndarray):
+            np.testing.assert_allclose(f.ns[k], fused.ns[k], rtol=1e-13)
+
+
+def test_intermediates_are_not_written():
+    """Only what the namespace still holds leaves the kernel."""
+    f = check("""
+a = np.sin(x)
+b = a * a
+c = b + 1
+del a, b
+""", "x = np.random.default_rng(0).random(1000)", backend="cpu", expect_kernels=1)
+    (k,) = f.report.kernel_list
+    assert k["bytes_written"] == 1000 * 8 and k["bytes_read"] == 1000 * 8
+
+
+def test_unsupported_dtype_falls_back_for_that_op_only():
+    f = check("""
+h = x.astype(np.float16)
+y = np.sin(h)
+z = np.cos(x) * 2 + 1
+c = x.astype(np.complex128) * 1j
+""", "x = np.random.default_rng(0).random(50)", backend="cpu")
+    single = [k for k in f.report.kernel_list if not k.get("source")]
+    assert single and all("runs as NumPy" in k["fallback"] for k in single)
+    assert any(k.get("source") and "cos" in k["ops"] for k in f.report.kernel_list)
+
+
+def test_sort_is_a_recorded_fallback_and_the_rest_fuses():
+    f = check("s = np.sort(x)\ny = np.exp(s) * 2 + s", "x = np.random.default_rng(0).random(100)",
+              backend="cpu", expect_kernels=2)
+    assert [fb["op"] for fb in f.report.fallbacks] == ["np.sort"]
+    assert "np.sort is not supported lazily" in f.report.fallbacks[0]["reason"]
+
+
+def test_kernel_size_limit_cuts_with_a_reason():
+    src = "y = x\n" + "y = y * 1.0001 + 0.5\n" * 150
+    f = check(src, "x = np.random.default_rng(0).random(10)", backend="cpu")
+    assert f.report.kernels == 2
+    assert any("kernel size limit" in b["reason"] for b in f.report.breaks)
+
+
+def test_syncs_break_with_their_line():
+    f = check("""
+y = np.sin(x) * 2
+if y.sum() > 0:
+    z = y + 1
+""", "x = np.random.default_rng(0).random(100)", backend="cpu")
+    assert any(b["from"] == "sync" and "line 3" in b["reason"] for b in f.report.breaks), f.report.breaks
+
+
+def test_compile_time_is_reported_apart_from_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_FUSE_CACHE_DIR", str(tmp_path))
+    ns = {"np": np, "x": np.arange(10.0)}
+    first = jf.run_cell("y = np.cosh(x) * 3.25 - np.sinh(x)", ns, backend="cpu")
+    second = jf.run_cell("y = np.cosh(x) * 3.25 - np.sinh(x)", ns, backend="cpu")
+    assert first.times["compile"] > 0.05 and first.kernel_list[0]["cache"] == "compiled"
+    assert second.times["compile"] == 0 and second.kernel_list[0]["cache"] == "memory"
