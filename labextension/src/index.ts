@@ -2,7 +2,7 @@
  * jupyter-fuse: wires the model and the views into JupyterLab / Notebook 7.
  * The MIME card is a separate entry point (mime.ts).
  */
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { BadgeView } from './badge';
@@ -14,7 +14,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Badges on %%fuse cells and a sidebar of fused cells.',
   autoStart: true,
   requires: [INotebookTracker],
-  activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {
+  optional: [ILayoutRestorer],
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker, restorer: ILayoutRestorer | null) => {
     const registry = new FuseRegistry(tracker);
     const sidebar = new FuseSidebar();
 
@@ -27,6 +28,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     sidebar.setModel(registry.current);
 
     app.shell.add(sidebar, 'right', { rank: 900 });
+    restorer?.add(sidebar, SIDEBAR_ID); // JupyterLab reopens it if it was open
     app.commands.addCommand('jupyter-fuse:show-sidebar', {
       label: 'Show Fused Cells',
       execute: () => app.shell.activateById(SIDEBAR_ID)

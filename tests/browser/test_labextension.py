@@ -220,6 +220,15 @@ def test_jupyterlab_runs_notebook_and_shows_badges_sidebar_cards(page, lab_serve
                   for o in c.get("outputs", [])):
         assert time.monotonic() < deadline, "the notebook was not saved with its outputs"
         time.sleep(0.3)
+
+    # The sidebar follows the active notebook: a new one has no fused cells; back again.
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:create-new', {kernelName: 'python3'}); }")
+    sidebar.locator(".jp-FuseSidebar-empty").wait_for()
+    assert "Untitled" in sidebar.locator(".jp-FuseSidebar-notebook").inner_text()
+    page.evaluate(f"() => {{ void window.jupyterapp.commands.execute('docmanager:open', {{path: '{NOTEBOOK}'}}); }}")
+    sidebar.locator(".jp-FuseSidebar-item").first.wait_for()
+    assert items.count() == len(fused(cells))
+    assert_no_console_errors(page)
     assert time.monotonic() - t0 < 120
 
 
