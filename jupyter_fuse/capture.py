@@ -116,12 +116,20 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
             lz._origin.shape = lz.shape
     memo: dict[int, Any] = {}
 
+    made: dict[int, Any] = {}  # id(lazy) -> its value: one lazy array is one object (`d = c` keeps `d is c`)
+
     def concrete(lz: LazyArray) -> Any:
         if lz._origin is not None:
             return lz._origin
+        if id(lz) in made:
+            return made[id(lz)]
         base = storage[id(lz._buf)]
         out = views.apply_chain(base, lz._chain) if lz._chain else base
-        return out[()] if lz.scalar else out
+        if not lz._writeable and out.flags.writeable:  # broadcast_to, .diagonal(): read-only as in NumPy
+            out = out.view()
+            out.flags.writeable = False
+        made[id(lz)] = out = out[()] if lz.scalar else out
+        return out
 
     def convert(x: Any) -> Any:
         return _convert(x, concrete, ns, memo)
@@ -159,10 +167,28 @@ def _children(x: Any) -> list[Any]:
         return list(x.values())
     if isinstance(x, types.FunctionType):
         return [c.cell_contents for c in (x.__closure__ or ()) if _cell_full(c)] + list(x.__defaults__ or ())
-    if isinstance(x, (types.ModuleType, type, np.ndarray, np.generic, str, bytes, int, float, complex)):
+    if isinstance(x, type):  # class attributes of the user's classes (`Config.scale = x * 2`)
+        return [] if _foreign_class(x) else list(vars(x).values())
+    if isinstance(x, (types.ModuleType, np.ndarray, np.generic, str, bytes, int, float, complex)):
         return []
     d = getattr(x, "__dict__", None)
-    return list(d.values()) if isinstance(d, dict) else []
+    return (list(d.values()) if isinstance(d, dict) else []) + [v for _, v in _slot_items(x)]
+
+
+def _foreign_class(cls: type) -> bool:
+    """Builtin and library classes hold no values of the cell."""
+    return cls.__module__ in ("builtins", "abc", "typing") or cls.__module__.split(".")[0] in ("numpy", "jupyter_fuse")
+
+
+def _slot_items(x: Any) -> list[tuple[str, Any]]:
+    """Attributes kept in ``__slots__`` (no ``__dict__`` entry)."""
+    out = []
+    for cls in type(x).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(x, name):
+                out.append((name, getattr(x, name)))
+    return out
 
 
 def _cell_full(cell: Any) -> bool:
@@ -212,11 +238,14 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
         if x.__globals__ is ns:  # defined in the cell: give it the user's namespace
             memo[key] = x = _rebind(x, ns.user)
     elif isinstance(x, type):
-        if x.__module__ == "__main__" or any(isinstance(v, types.FunctionType) and v.__globals__ is ns
-                                             for v in vars(x).values()):
+        if not _foreign_class(x):
             for name, v in list(vars(x).items()):
                 if isinstance(v, types.FunctionType) and v.__globals__ is ns:
                     setattr(x, name, _rebind(v, ns.user))
+                elif not name.startswith("__"):
+                    nv = rec(v)
+                    if nv is not v:
+                        setattr(x, name, nv)
     elif not isinstance(x, (types.ModuleType, np.ndarray, np.generic, str, bytes, int, float, complex)):
         d = getattr(x, "__dict__", None)
         if isinstance(d, dict):
@@ -224,6 +253,10 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
                 nv = rec(v)
                 if nv is not v:
                     d[k] = nv
+        for k, v in _slot_items(x):
+            nv = rec(v)
+            if nv is not v:
+                setattr(x, k, nv)
     return x
 
 

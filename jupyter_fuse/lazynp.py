@@ -41,8 +41,10 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     real_target = target._writable_real() if isinstance(target, LazyArray) else None
     others = [lz for lz in {id(lz): lz for lz in lazies}.values() if lz is not target]
     s.record_fallback(what, reason)
-    values = s.evaluate([lz._current() for lz in others])
+    bufs = list({id(lz._buf): lz._buf for lz in others}.values())
+    values = s.evaluate([lz._current() for lz in others] + [b.node for b in bufs])
     sub = {id(lz): (v[()] if lz.scalar else v) for lz, v in zip(others, values)}
+    _register_storage(s, bufs, values[len(others):])
     if real_target is not None:
         sub[id(target)] = real_target
     t0 = time.perf_counter()
@@ -55,7 +57,20 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
                                  "source": None, "fallback": reason})
     if real_target is not None and result is real_target:
         return target
+    for lz in others:  # `a.real`, `np.asarray(a)`: NumPy handed back the argument itself
+        if result is sub[id(lz)]:
+            return lz
     return _wrap_result(result)
+
+
+def _register_storage(s: Any, bufs: list, storages: list) -> None:
+    """Map each buffer's real storage to the buffer, so that a view the eager function returns
+    (``np.moveaxis``, ``np.flip``, ``.diagonal()``) aliases the lazy array it was taken from."""
+    for buf, storage in zip(bufs, storages):
+        if isinstance(storage, np.ndarray) and storage.base is None and storage.flags.c_contiguous \
+                and buf.node.layout is None and s.buffers.get(id(storage)) in (None, buf):
+            s.buffers[id(storage)] = buf
+            s.keepalive.append(storage)  # its id stays this array's while the cell runs
 
 
 def _collect(x: Any, out: list[LazyArray]) -> None:
@@ -99,7 +114,9 @@ def eager_method(lz: LazyArray, name: str) -> Any:
     """``x.name`` for ndarray attributes the tracer does not model."""
     attr = getattr(np.ndarray, name)
     if not callable(attr):  # a property: .flags, .base, .real, ...
-        return _wrap_result(getattr(np.asarray(lz._value(f".{name}")), name))
+        value = np.asarray(lz._value(f".{name}"))
+        result = getattr(value, name)
+        return lz if result is value else _wrap_result(result)  # float `a.real` is `a` itself
     mutating = name in _MUTATING_METHODS
     reason = (f".{name}() mutates the array: ran eagerly" if mutating
               else f".{name}() is not supported lazily")

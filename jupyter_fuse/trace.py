@@ -69,7 +69,14 @@ def _quiet():
 def fresh(node: Node, scalar: bool = False) -> "LazyArray":
     """A new array owning a new buffer holding ``node``."""
     s = session()
-    return LazyArray(s, Buffer(node), (), scalar=scalar)
+    lz = LazyArray(s, Buffer(node), (), scalar=scalar)
+    if _errors_raise():  # under np.errstate(...='raise') NumPy raises FloatingPointError at this very line
+        s.evaluate([node])
+    return lz
+
+
+def _errors_raise() -> bool:
+    return any(v in ("raise", "call") for v in np.geterr().values())
 
 
 def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
@@ -77,9 +84,7 @@ def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
     cached = s.wrapped.get(id(arr))
     if cached is not None:
         return cached
-    root = arr
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    root = _root_base(arr)
     if (root.dtype != arr.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous)
             or (arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]) % arr.itemsize):
         root = arr
@@ -96,6 +101,19 @@ def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
     s.wrapped[id(arr)] = lz
     s.keepalive.append(arr)
     return lz
+
+
+def _root_base(arr: np.ndarray) -> np.ndarray:
+    """The array owning ``arr``'s memory, also through as_strided's DummyArray wrapper (whose
+    ``.base`` is the real array): views of one root share one buffer, so writes are seen by all."""
+    root = arr
+    while True:
+        base = root.base
+        if not isinstance(base, np.ndarray) and isinstance(getattr(base, "base", None), np.ndarray):
+            base = base.base
+        if not isinstance(base, np.ndarray):
+            return root
+        root = base
 
 
 def operand(x: Any) -> "LazyArray | Any":
@@ -145,6 +163,12 @@ def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = ())
             fn(*[np.broadcast_to(probe(a), a.shape) if isinstance(a, LazyArray) else a for a in args], **kw)
             raise
     rdtype = np.asarray(r).dtype
+    if op == "power" and rdtype.kind in "iu" and isinstance(args[1], LazyArray):
+        # NumPy raises on a negative exponent in the data: run it now, at this line, as NumPy would
+        from .lazynp import eager_call
+
+        return eager_call(fn, tuple(args), kw, "np.power",
+                          "integer power with an array exponent can raise (negative exponents): it runs eagerly")
     p = params + ((("dtype", np.dtype(dtype).str),) if dtype is not None else ())
     s = session()
     node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, shape)
@@ -537,6 +561,8 @@ class LazyArray:
             axes = normalize_axis_tuple(axis, self.ndim)
             if any(self.shape[i] != 1 for i in axes):
                 raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+        if not axes:  # NumPy returns the array itself
+            return self
         return self.reshape(tuple(d for i, d in enumerate(self.shape) if i not in axes))
 
     # -- methods -------------------------------------------------------------------------

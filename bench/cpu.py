@@ -1,0 +1,304 @@
+"""CPU benchmark: plain NumPy against %%fuse -b cpu, numexpr and hand-written numba.
+
+    .venv/bin/python bench/cpu.py            # full sizes (one NumPy run takes 50 ms to 2 s)
+    .venv/bin/python bench/cpu.py --quick    # small sizes, a smoke test of the script itself
+
+Every result is checked against NumPy. "fused first" is the first run in a
+process with an empty kernel cache (trace, plan, numba compile, run); "fused
+warm" is the best of the following runs (kernels compiled, traced again each
+time). Times are the best of ``--repeat`` runs, in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from typing import Callable
+
+import numpy as np
+
+os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR", tempfile.mkdtemp(prefix="jf-bench-"))  # first run compiles
+
+import numba  # noqa: E402
+import numexpr as ne  # noqa: E402
+from numba import njit, prange  # noqa: E402
+
+import jupyter_fuse as jf  # noqa: E402
+
+C = 0.7978845608  # sqrt(2/pi): the tanh approximation of the normal CDF, in every variant
+
+
+# -- the programs, as a %%fuse cell would hold them -------------------------------------------
+
+BLACK_SCHOLES = """
+sq = v * np.sqrt(T)
+d1 = (np.log(S / K) + (r + 0.5 * v * v) * T) / sq
+d2 = d1 - sq
+n1 = 0.5 * (1.0 + np.tanh(0.7978845608 * (d1 + 0.044715 * d1 * d1 * d1)))
+n2 = 0.5 * (1.0 + np.tanh(0.7978845608 * (d2 + 0.044715 * d2 * d2 * d2)))
+disc = K * np.exp(-r * T)
+call = S * n1 - disc * n2
+put = call - S + disc
+del sq, d1, d2, n1, n2, disc
+"""
+SOFTMAX = """
+e = np.exp(X - X.max(axis=1, keepdims=True))
+p = e / e.sum(axis=1, keepdims=True)
+del e
+"""
+STENCIL = """
+out = u[1:-1, 1:-1] + 0.1 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1])
+"""
+NBODY = """
+dx = px[None, :] - px[:, None]
+dy = py[None, :] - py[:, None]
+r2 = dx * dx + dy * dy + 0.01
+inv = m[None, :] / (r2 * np.sqrt(r2))
+ax = (dx * inv).sum(axis=1)
+ay = (dy * inv).sum(axis=1)
+del dx, dy, r2, inv
+"""
+LOOP = """
+x = x0.copy()
+w = w0.copy()
+for step in range(20):
+    w = w - 0.01 * (x * x * x - x)
+    x = x + 0.01 * w
+"""
+
+
+def setup(quick: bool) -> dict[str, dict]:
+    rng = np.random.default_rng(0)
+    n_bs, (n_r, n_c), n_st, n_nb, n_loop = (
+        (20_000, (200, 100), 200, 200, 20_000) if quick else (4_000_000, (4000, 2000), 4000, 2000, 4_000_000))
+    return {
+        "black_scholes": dict(S=rng.uniform(50, 150, n_bs), K=rng.uniform(50, 150, n_bs), r=0.03, v=0.25, T=1.5),
+        "softmax": dict(X=rng.normal(size=(n_r, n_c))),
+        "stencil": dict(u=rng.random((n_st, n_st))),
+        "nbody": dict(px=rng.random(n_nb), py=rng.random(n_nb), m=rng.random(n_nb)),
+        "loop": dict(x0=rng.normal(size=n_loop), w0=rng.normal(size=n_loop)),
+    }
+
+
+PROGRAMS = {"black_scholes": BLACK_SCHOLES, "softmax": SOFTMAX, "stencil": STENCIL, "nbody": NBODY, "loop": LOOP}
+OUTPUTS = {"black_scholes": ("call", "put"), "softmax": ("p",), "stencil": ("out",), "nbody": ("ax", "ay"),
+           "loop": ("x", "w")}
+
+
+# -- numexpr: the elementwise parts; reductions stay NumPy ---------------------------------------
+
+def ne_black_scholes(S, K, r, v, T):
+    sq = v * np.sqrt(T)
+    d1 = ne.evaluate("(log(S / K) + (r + 0.5 * v * v) * T) / sq")
+    d2 = ne.evaluate("d1 - sq")
+    disc = ne.evaluate("K * exp(-r * T)")
+    call = ne.evaluate("S * 0.5 * (1 + tanh(0.7978845608 * (d1 + 0.044715 * d1 * d1 * d1)))"
+                       " - disc * 0.5 * (1 + tanh(0.7978845608 * (d2 + 0.044715 * d2 * d2 * d2)))")
+    return {"call": call, "put": ne.evaluate("call - S + disc")}
+
+
+def ne_softmax(X):
+    mx = X.max(axis=1, keepdims=True)
+    e = ne.evaluate("exp(X - mx)")
+    s = e.sum(axis=1, keepdims=True)
+    return {"p": ne.evaluate("e / s")}
+
+
+def ne_stencil(u):
+    c, n, s, w, e = u[1:-1, 1:-1], u[:-2, 1:-1], u[2:, 1:-1], u[1:-1, :-2], u[1:-1, 2:]
+    return {"out": ne.evaluate("c + 0.1 * (n + s + w + e - 4.0 * c)")}
+
+
+def ne_nbody(px, py, m):
+    pxr, pxc, pyr, pyc, mr = px[None, :], px[:, None], py[None, :], py[:, None], m[None, :]
+    dx = ne.evaluate("pxr - pxc")
+    dy = ne.evaluate("pyr - pyc")
+    inv = ne.evaluate("mr / ((dx * dx + dy * dy + 0.01) * sqrt(dx * dx + dy * dy + 0.01))")
+    return {"ax": ne.evaluate("sum(dx * inv, axis=1)"), "ay": ne.evaluate("sum(dy * inv, axis=1)")}
+
+
+def ne_loop(x0, w0):
+    x, w = x0.copy(), w0.copy()
+    for _ in range(20):
+        w = ne.evaluate("w - 0.01 * (x * x * x - x)")
+        x = ne.evaluate("x + 0.01 * w")
+    return {"x": x, "w": w}
+
+
+# -- hand-written numba ---------------------------------------------------------------------------
+
+@njit(parallel=True)
+def _nb_bs(S, K, r, v, T, call, put):
+    sq = v * np.sqrt(T)
+    for i in prange(S.shape[0]):
+        d1 = (np.log(S[i] / K[i]) + (r + 0.5 * v * v) * T) / sq
+        d2 = d1 - sq
+        n1 = 0.5 * (1.0 + np.tanh(C * (d1 + 0.044715 * d1 * d1 * d1)))
+        n2 = 0.5 * (1.0 + np.tanh(C * (d2 + 0.044715 * d2 * d2 * d2)))
+        disc = K[i] * np.exp(-r * T)
+        call[i] = S[i] * n1 - disc * n2
+        put[i] = call[i] - S[i] + disc
+
+
+def nb_black_scholes(S, K, r, v, T):
+    call, put = np.empty_like(S), np.empty_like(S)
+    _nb_bs(S, K, r, v, T, call, put)
+    return {"call": call, "put": put}
+
+
+@njit(parallel=True)
+def _nb_softmax(X, out):
+    for i in prange(X.shape[0]):
+        mx = -np.inf
+        for j in range(X.shape[1]):
+            mx = max(mx, X[i, j])
+        s = 0.0
+        for j in range(X.shape[1]):
+            out[i, j] = np.exp(X[i, j] - mx)
+            s += out[i, j]
+        for j in range(X.shape[1]):
+            out[i, j] /= s
+
+
+def nb_softmax(X):
+    out = np.empty_like(X)
+    _nb_softmax(X, out)
+    return {"p": out}
+
+
+@njit(parallel=True)
+def _nb_stencil(u, out):
+    for i in prange(1, u.shape[0] - 1):
+        for j in range(1, u.shape[1] - 1):
+            c = u[i, j]
+            out[i - 1, j - 1] = c + 0.1 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * c)
+
+
+def nb_stencil(u):
+    out = np.empty((u.shape[0] - 2, u.shape[1] - 2))
+    _nb_stencil(u, out)
+    return {"out": out}
+
+
+@njit(parallel=True)
+def _nb_nbody(px, py, m, ax, ay):
+    n = px.shape[0]
+    for i in prange(n):
+        sx = 0.0
+        sy = 0.0
+        for j in range(n):
+            dx = px[j] - px[i]
+            dy = py[j] - py[i]
+            r2 = dx * dx + dy * dy + 0.01
+            inv = m[j] / (r2 * np.sqrt(r2))
+            sx += dx * inv
+            sy += dy * inv
+        ax[i] = sx
+        ay[i] = sy
+
+
+def nb_nbody(px, py, m):
+    ax, ay = np.empty_like(px), np.empty_like(px)
+    _nb_nbody(px, py, m, ax, ay)
+    return {"ax": ax, "ay": ay}
+
+
+@njit(parallel=True)
+def _nb_loop(x0, w0, x, w):
+    for i in prange(x0.shape[0]):
+        xi, wi = x0[i], w0[i]
+        for _ in range(20):
+            wi = wi - 0.01 * (xi * xi * xi - xi)
+            xi = xi + 0.01 * wi
+        x[i], w[i] = xi, wi
+
+
+def nb_loop(x0, w0):
+    x, w = np.empty_like(x0), np.empty_like(w0)
+    _nb_loop(x0, w0, x, w)
+    return {"x": x, "w": w}
+
+
+NUMEXPR = {"black_scholes": ne_black_scholes, "softmax": ne_softmax, "stencil": ne_stencil,
+           "nbody": ne_nbody, "loop": ne_loop}
+NUMBA = {"black_scholes": nb_black_scholes, "softmax": nb_softmax, "stencil": nb_stencil,
+         "nbody": nb_nbody, "loop": nb_loop}
+
+
+# -- timing ---------------------------------------------------------------------------------------
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times) * 1e3
+
+
+def run_numpy(src: str, data: dict) -> dict:
+    ns = {"np": np, **data}
+    exec(src, ns)
+    return ns
+
+
+def run_fused(src: str, data: dict) -> dict:
+    ns = {"np": np, **data}
+    ns["_report"] = jf.run_cell(src, ns, backend="cpu")
+    return ns
+
+
+def check(name: str, ref: dict, got: dict, label: str) -> None:
+    for k in OUTPUTS[name]:
+        np.testing.assert_allclose(got[k], ref[k], rtol=1e-9, atol=1e-9 * np.abs(ref[k]).max(),
+                                   err_msg=f"{name}/{label}/{k}")
+        assert got[k].dtype == ref[k].dtype, f"{name}/{label}/{k}: dtype {got[k].dtype} != {ref[k].dtype}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", nargs="*", default=None)
+    args = ap.parse_args()
+    rows = []
+    for name, data in setup(args.quick).items():
+        if args.only and name not in args.only:
+            continue
+        src = PROGRAMS[name]
+        ref = run_numpy(src, data)
+        t_np = best(lambda: run_numpy(src, data), args.repeat)
+        t0 = time.perf_counter()
+        first = run_fused(src, data)
+        t_first = (time.perf_counter() - t0) * 1e3
+        check(name, ref, first, "fused")
+        report = first["_report"]
+        t_warm = best(lambda: run_fused(src, data), args.repeat)
+        check(name, ref, NUMEXPR[name](**data), "numexpr")
+        t_ne = best(lambda: NUMEXPR[name](**data), args.repeat)
+        check(name, ref, NUMBA[name](**data), "numba")  # (compiles once)
+        t_nb = best(lambda: NUMBA[name](**data), args.repeat)
+        rows.append((name, report.ops, report.kernels, t_np, t_warm, t_first, t_ne, t_nb))
+        print(f"{name}: done", file=sys.stderr, flush=True)
+    print_table(rows)
+
+
+def print_table(rows: list[tuple]) -> None:
+    print(f"machine: {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores, "
+          f"numpy {np.__version__}, numba {numba.__version__} ({numba.get_num_threads()} threads), "
+          f"numexpr {ne.__version__}, python {platform.python_version()}")
+    print()
+    print("| program | ops -> kernels | NumPy ms | fused warm ms (x NumPy) | fused first ms | numexpr ms |"
+          " numba ms | warm / best(numexpr, numba) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, ops, kernels, t_np, t_warm, t_first, t_ne, t_nb in rows:
+        print(f"| {name} | {ops} -> {kernels} | {t_np:.1f} | {t_warm:.1f} ({t_np / t_warm:.2f}x) | {t_first:.0f} |"
+              f" {t_ne:.1f} | {t_nb:.1f} | {t_warm / min(t_ne, t_nb):.2f} |")
+
+
+if __name__ == "__main__":
+    main()
