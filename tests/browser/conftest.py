@@ -174,6 +174,7 @@ def page(browser, lab_server, request):
     p = context.new_page()
     p.console = ConsoleLog(p)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / f"FAILED_{request.node.name}.png").unlink(missing_ok=True)  # from an earlier run
     try:
         yield p
         if getattr(request.node, "call_failed", False):  # what the page looked like when it failed
