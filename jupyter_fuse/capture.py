@@ -52,7 +52,9 @@ class Namespace(dict):
         self.reads: dict[str, Any] = {}  # name -> the object read (reference-graph roots)
         self.assigned: set[str] = set()
         self.deleted: set[str] = set()
-        dict.__setitem__(self, "__builtins__", user.get("__builtins__", builtins))
+        dict.__setitem__(self, "__builtins__", _Builtins(self, user.get("__builtins__", builtins)))
+        if "__name__" in user:  # class bodies read it with a plain dict lookup: their __module__
+            dict.__setitem__(self, "__name__", user["__name__"])
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -88,6 +90,20 @@ class Namespace(dict):
             return self[key]
         except KeyError:
             return default
+
+
+class _Builtins(dict):
+    """The cell's builtins. A class body looks names up in its globals with a plain dict lookup
+    (bypassing Namespace.__getitem__), then in builtins with a real one: so builtins fall back to
+    the namespace, and `class K: scale = x * 2` sees the user's `x` (recorded, made lazy)."""
+
+    def __init__(self, ns: Namespace, real: Any) -> None:
+        real = vars(real) if isinstance(real, types.ModuleType) else real
+        super().__init__((k, v) for k, v in real.items() if k not in ns.user)  # the user's names shadow
+        self.ns = ns
+
+    def __missing__(self, key: str) -> Any:
+        return self.ns[key]
 
 
 # -- the hand-back ---------------------------------------------------------------------------
@@ -169,7 +185,9 @@ def _children(x: Any) -> list[Any]:
         return [c.cell_contents for c in (x.__closure__ or ()) if _cell_full(c)] + list(x.__defaults__ or ())
     if isinstance(x, type):  # class attributes of the user's classes (`Config.scale = x * 2`)
         return [] if _foreign_class(x) else list(vars(x).values())
-    if isinstance(x, (types.ModuleType, np.ndarray, np.generic, str, bytes, int, float, complex)):
+    if isinstance(x, np.ndarray):  # an object array can hold lazy values (`arr[0] = x * 2`)
+        return list(x.flat) if x.dtype == object else []
+    if isinstance(x, (types.ModuleType, np.generic, str, bytes, int, float, complex)):
         return []
     d = getattr(x, "__dict__", None)
     return (list(d.values()) if isinstance(d, dict) else []) + [v for _, v in _slot_items(x)]
@@ -237,6 +255,11 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
             x.__defaults__ = tuple(rec(v) for v in x.__defaults__)
         if x.__globals__ is ns:  # defined in the cell: give it the user's namespace
             memo[key] = x = _rebind(x, ns.user)
+    elif isinstance(x, np.ndarray) and x.dtype == object:
+        for i, v in enumerate(x.flat):
+            nv = rec(v)
+            if nv is not v:
+                x.flat[i] = nv
     elif isinstance(x, type):
         if not _foreign_class(x):
             for name, v in list(vars(x).items()):

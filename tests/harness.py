@@ -180,7 +180,11 @@ def assert_same_value(p: Any, f: Any, path: str = "value") -> None:
         assert np.shape(p) == np.shape(f), f"{path}: shape {np.shape(p)} (numpy) != {np.shape(f)} (fused)"
         if isinstance(p, np.ndarray):
             assert p.flags.writeable == f.flags.writeable, f"{path}: writeable differs"
-        _assert_values(np.asarray(p), np.asarray(f), path)
+        if p.dtype == object:
+            for i, (a, b) in enumerate(zip(np.asarray(p).flat, np.asarray(f).flat)):
+                assert_same_value(a, b, f"{path}.flat[{i}]")
+        else:
+            _assert_values(np.asarray(p), np.asarray(f), path)
     elif isinstance(p, (bool, int, str, bytes, type(None))):
         assert p == f, f"{path}: {p!r} (numpy) != {f!r} (fused)"
     elif isinstance(p, (float, complex)):
