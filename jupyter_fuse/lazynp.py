@@ -18,7 +18,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from .ops import UFUNC_REDUCE, UFUNCS
 from .trace import (LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand,
-                    session, ufunc_out, wrap_array)
+                    scalar_as_array, session, ufunc_out, wrap_array)
 
 
 # -- eager execution: the honest fallback -------------------------------------------
@@ -277,8 +277,8 @@ def array(a: Any, dtype: Any = None, *, copy: bool = True, **kw: Any) -> Any:
 
 
 def _as_0d_array(x: LazyArray) -> LazyArray:
-    """np.asarray of a NumPy scalar is a 0-d array (a view of the scalar's private buffer)."""
-    return x._view("getitem", (("e",),)) if x.scalar else x
+    """np.asarray of a NumPy scalar is a new 0-d array."""
+    return scalar_as_array(x) if x.scalar else x
 
 
 def _array_like(fn: Callable, a: Any, **kw: Any) -> Any:

@@ -468,6 +468,8 @@ class LazyArray:
 
     # -- indexing ----------------------------------------------------------------------
     def __getitem__(self, index: Any) -> Any:
+        if self.scalar:  # a NumPy scalar's x[...] / x[None] are new arrays: writing them leaves x alone
+            return scalar_as_array(self)[index]
         key = views.index_key(_static_index(index))
         if key is None:
             from .lazynp import eager_call
@@ -641,6 +643,13 @@ def _static_index(index: Any) -> Any:
     out = tuple(i.__index__() if isinstance(i, LazyArray) and i.ndim == 0 and i.dtype.kind in "iu" else i
                 for i in items)
     return out if isinstance(index, tuple) else out[0]
+
+
+def scalar_as_array(x: LazyArray) -> LazyArray:
+    """A NumPy scalar as a new 0-d array (``np.asarray(s)``): its own buffer, not the scalar's."""
+    out = astype(x, x.dtype, copy=True, count=False)
+    out.scalar = False
+    return out
 
 
 def _reshape_shape(size: int, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -295,3 +295,9 @@ def test_data_dependent_error_line(source):  # integer powers raise on negative 
                                        "raises there, where NumPy computed it before and did not raise")
 def test_errstate_pending_op():
     check("c = a / 0\nwith np.errstate(divide='raise'):\n    print(c)", SETUP)
+
+
+@cases("t = a.sum()\nt[...] += 1", "t = a.sum()\nu = t[...]\nu += 1", "t = a.sum()\nu = np.asarray(t)\nu += 1",
+       "t = a.sum()\nu = t[None]\nu[0] = 0", "t = b[1]\nt[()] = 5")
+def test_numpy_scalars_are_immutable(source):
+    check(source, SETUP)
