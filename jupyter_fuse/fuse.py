@@ -264,11 +264,10 @@ class _Partitioner:
         producer = self.owner.get(src)
         if producer is k or src.op == "const":
             return
-        if producer is None:
-            reason = reason or self.synced.get(src)
-            if reason is None:
+        if producer is None:  # an input: a cut only if an earlier sync computed it
+            if src not in self.synced:
                 return
-            frm = "sync"
+            reason, frm = self.synced[src], "sync"
         else:
             frm = producer.name
             reason = reason or f"`{src.op}` is computed in {producer.name}"
