@@ -29,7 +29,8 @@ from numba import njit, prange  # noqa: E402
 
 import jupyter_fuse as jf  # noqa: E402
 
-C = 0.7978845608  # sqrt(2/pi): the tanh approximation of the normal CDF, in every variant
+# the normal CDF by the Abramowitz-Stegun polynomial (as in the numba and CuPy Black-Scholes examples)
+A = (0.31938153, -0.356563782, 1.781477937, -1.821255978, 1.330274429)
 
 
 # -- the programs, as a %%fuse cell would hold them -------------------------------------------
@@ -38,12 +39,16 @@ BLACK_SCHOLES = """
 sq = v * np.sqrt(T)
 d1 = (np.log(S / K) + (r + 0.5 * v * v) * T) / sq
 d2 = d1 - sq
-n1 = 0.5 * (1.0 + np.tanh(0.7978845608 * (d1 + 0.044715 * d1 * d1 * d1)))
-n2 = 0.5 * (1.0 + np.tanh(0.7978845608 * (d2 + 0.044715 * d2 * d2 * d2)))
+k1 = 1.0 / (1.0 + 0.2316419 * np.abs(d1))
+k2 = 1.0 / (1.0 + 0.2316419 * np.abs(d2))
+p1 = 0.3989422804 * np.exp(-0.5 * d1 * d1) * (k1 * (0.31938153 + k1 * (-0.356563782 + k1 * (1.781477937 + k1 * (-1.821255978 + k1 * 1.330274429)))))
+p2 = 0.3989422804 * np.exp(-0.5 * d2 * d2) * (k2 * (0.31938153 + k2 * (-0.356563782 + k2 * (1.781477937 + k2 * (-1.821255978 + k2 * 1.330274429)))))
+n1 = np.where(d1 > 0, 1.0 - p1, p1)
+n2 = np.where(d2 > 0, 1.0 - p2, p2)
 disc = K * np.exp(-r * T)
 call = S * n1 - disc * n2
 put = call - S + disc
-del sq, d1, d2, n1, n2, disc
+del sq, d1, d2, k1, k2, p1, p2, n1, n2, disc
 """
 SOFTMAX = """
 e = np.exp(X - X.max(axis=1, keepdims=True))
@@ -95,9 +100,15 @@ def ne_black_scholes(S, K, r, v, T):
     sq = v * np.sqrt(T)
     d1 = ne.evaluate("(log(S / K) + (r + 0.5 * v * v) * T) / sq")
     d2 = ne.evaluate("d1 - sq")
+    cnd = ("where({d} > 0, 1.0 - {p}, {p})")
+    p = ("0.3989422804 * exp(-0.5 * {d} * {d}) * ({k} * (0.31938153 + {k} * (-0.356563782 + {k} * (1.781477937"
+         " + {k} * (-1.821255978 + {k} * 1.330274429)))))")
+    k1 = ne.evaluate("1.0 / (1.0 + 0.2316419 * abs(d1))")
+    k2 = ne.evaluate("1.0 / (1.0 + 0.2316419 * abs(d2))")
+    n1 = ne.evaluate(cnd.format(d="d1", p=p.format(d="d1", k="k1")))
+    n2 = ne.evaluate(cnd.format(d="d2", p=p.format(d="d2", k="k2")))
     disc = ne.evaluate("K * exp(-r * T)")
-    call = ne.evaluate("S * 0.5 * (1 + tanh(0.7978845608 * (d1 + 0.044715 * d1 * d1 * d1)))"
-                       " - disc * 0.5 * (1 + tanh(0.7978845608 * (d2 + 0.044715 * d2 * d2 * d2)))")
+    call = ne.evaluate("S * n1 - disc * n2")
     return {"call": call, "put": ne.evaluate("call - S + disc")}
 
 
@@ -131,16 +142,22 @@ def ne_loop(x0, w0):
 
 # -- hand-written numba ---------------------------------------------------------------------------
 
+@njit
+def _cnd(d):
+    k = 1.0 / (1.0 + 0.2316419 * abs(d))
+    p = 0.3989422804 * np.exp(-0.5 * d * d) * (k * (A[0] + k * (A[1] + k * (A[2] + k * (A[3] + k * A[4])))))
+    return 1.0 - p if d > 0 else p
+
+
 @njit(parallel=True)
 def _nb_bs(S, K, r, v, T, call, put):
     sq = v * np.sqrt(T)
+    disc0 = np.exp(-r * T)
     for i in prange(S.shape[0]):
         d1 = (np.log(S[i] / K[i]) + (r + 0.5 * v * v) * T) / sq
         d2 = d1 - sq
-        n1 = 0.5 * (1.0 + np.tanh(C * (d1 + 0.044715 * d1 * d1 * d1)))
-        n2 = 0.5 * (1.0 + np.tanh(C * (d2 + 0.044715 * d2 * d2 * d2)))
-        disc = K[i] * np.exp(-r * T)
-        call[i] = S[i] * n1 - disc * n2
+        disc = K[i] * disc0
+        call[i] = S[i] * _cnd(d1) - disc * _cnd(d2)
         put[i] = call[i] - S[i] + disc
 
 

@@ -36,6 +36,16 @@ def cuda_available() -> bool:
         return False
 
 
+_INSTANCES: dict[str, Any] = {}
+
+
+def _shared(name: str, cls: Any) -> Any:
+    """One instance per backend per process: its render and support caches outlive a cell."""
+    if name not in _INSTANCES:
+        _INSTANCES[name] = cls()
+    return _INSTANCES[name]
+
+
 def get_backend(name: str) -> Backend:
     if name not in CHOICES:
         raise ValueError(f"unknown backend {name!r}: choose one of {', '.join(CHOICES)}")
@@ -50,7 +60,7 @@ def get_backend(name: str) -> Backend:
             from .cpu import CpuBackend
         except ImportError as e:
             raise BackendUnavailable(f"the cpu backend is not available ({e}); use -b numpy") from None
-        return CpuBackend()
+        return _shared("cpu", CpuBackend)
     if not cuda_available():
         raise BackendUnavailable("-b cupy needs a usable CUDA device and none was found; "
                                  "use -b cpu (or --dry-run to compile the CUDA kernels without a GPU)")

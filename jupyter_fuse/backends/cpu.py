@@ -55,6 +55,7 @@ class CpuBackend:
 
         self._numba = numba
         self._supported: dict[tuple, str | None] = {}
+        self._rendered: dict[tuple, Rendered] = {}
 
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
@@ -96,7 +97,7 @@ class CpuBackend:
 
     def _run_fused(self, kernel: Kernel, plan: Any, values: dict, report: Any) -> None:
         try:
-            rendered = render(kernel)
+            rendered = self._render(kernel)
         except CannotRender as e:  # the partitioner asked supports(); this is a bug if it happens
             if strict():
                 raise
@@ -125,6 +126,17 @@ class CpuBackend:
         report.kernels += 1
         report.kernel_list.append(_entry(kernel, elapsed, read, rendered.source, written=written,
                                          compile_time=compile_time, parallel=parallel, cache=how))
+
+    def _render(self, kernel: Kernel) -> Rendered:
+        """Rendering is pure: a kernel of the same nodes (hash-consed) renders the same source."""
+        key = (kernel.kind, kernel.shape, kernel.axes, tuple(kernel.nodes), tuple(kernel.outputs),
+               tuple(kernel.phase[n] for n in kernel.nodes))
+        got = self._rendered.get(key)
+        if got is None:
+            got = self._rendered[key] = render(kernel)
+            if len(self._rendered) > 4096:  # a bound: forget the oldest
+                self._rendered.pop(next(iter(self._rendered)))
+        return got
 
     # -- compiling ---------------------------------------------------------------------
     def _compiled(self, kernel: Kernel, rendered: Rendered, parallel: bool, args: list) -> tuple[Any, float, str]:
@@ -175,6 +187,7 @@ def _load(source: str, reload: bool = False) -> ModuleType:
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # numba's disk cache finds the kernel's module again by name
         spec.loader.exec_module(module)
         _MODULES[source] = module
         return module

@@ -9,7 +9,7 @@ dtype, so integer wrap-around, NaN and inf come out as NumPy's.
 
 A sample, ``y = np.sin(x) ** 2 + c`` with ``x`` float64[n] and ``c`` a float::
 
-    def kernel(s0, p0, p1, in0, out0):
+    def _kernel_par(s0, p0, p1, in0, out0):   # (and _kernel_seq: same body, no threads)
         for i0 in prange(s0):
             v0 = in0[i0]
             v1 = np.sin(v0)
@@ -349,9 +349,11 @@ def render(kernel: Kernel) -> Rendered:
     fn_body = "\n".join("    " + ln for ln in body)
     source = (
         "import numpy as np\nfrom numba import njit, prange\n" + helpers
-        + f"\n\ndef _kernel({sig}):\n{fn_body}\n"
-        + "\nkernel_par = njit(parallel=True, error_model='numpy', cache=True)(_kernel)\n"
-        + "kernel_seq = njit(error_model='numpy', cache=True)(_kernel)\n"
+        # two functions, not two dispatchers of one: numba's disk cache keys by function name
+        + f"\n\ndef _kernel_par({sig}):\n{fn_body}\n"
+        + f"\n\ndef _kernel_seq({sig}):\n{fn_body}\n"
+        + "\nkernel_par = njit(parallel=True, error_model='numpy', cache=True)(_kernel_par)\n"
+        + "kernel_seq = njit(error_model='numpy', cache=True)(_kernel_seq)\n"
     )
     return Rendered(source, ctx.params, ctx.reads, outputs(kernel), full)
 

@@ -287,3 +287,53 @@ def test_compile_time_is_reported_apart_from_run(tmp_path, monkeypatch):
     second = jf.run_cell("y = np.cosh(x) * 3.25 - np.sinh(x)", ns, backend="cpu")
     assert first.times["compile"] > 0.05 and first.kernel_list[0]["cache"] == "compiled"
     assert second.times["compile"] == 0 and second.kernel_list[0]["cache"] == "memory"
+
+
+# -- the disk cache ----------------------------------------------------------------------------
+
+_CHILD = """
+import json, sys, numpy as np, jupyter_fuse as jf
+ns = {"np": np, "x": np.linspace(0, 1, 1000)}
+r = jf.run_cell("y = np.tanh(x) * 1.75 + np.log1p(x)", ns, backend="cpu")
+assert np.allclose(ns["y"], np.tanh(ns["x"]) * 1.75 + np.log1p(ns["x"]))
+print(json.dumps([k.get("cache") for k in r.kernel_list] + [r.times["compile"]]))
+"""
+
+
+def _child(cache: str) -> list:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, JUPYTER_FUSE_CACHE_DIR=cache)
+    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_disk_cache_survives_a_restart(tmp_path):
+    first = _child(str(tmp_path))
+    second = _child(str(tmp_path))
+    assert first[0] == "compiled" and second[0] == "disk", (first, second)
+    assert second[-1] < first[-1]  # loading a cached kernel is cheaper than compiling it
+
+
+def test_two_processes_at_once_share_the_cache(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(_child, [str(tmp_path)] * 2))
+    assert all(r[0] in ("compiled", "disk") for r in results)
+    assert _child(str(tmp_path))[0] == "disk"
+
+
+def test_a_corrupt_cache_entry_is_recompiled(tmp_path):
+    _child(str(tmp_path))
+    damaged = 0
+    for f in (tmp_path / "cpu" / "__pycache__").iterdir():
+        f.write_bytes(b"\x00garbage" * 10)
+        damaged += 1
+    assert damaged
+    assert _child(str(tmp_path))[0] in ("compiled", "disk")  # it ran and gave NumPy's answer
+    assert _child(str(tmp_path))[0] == "disk"  # and the entry was rewritten
