@@ -114,10 +114,15 @@ def kernel_rows(d: dict) -> list[dict[str, Any]]:
 
 
 def no_source_note(d: dict, name: str) -> str:
-    k = next((k for k in d.get("kernel_list", []) if k["name"] == name), None)
-    ops = ", ".join(f"np.{op}" for op in (k or {}).get("ops", []))
-    return (f"{name} generated no source: the {d['backend']} backend runs it as plain NumPy calls "
-            f"({ops or 'none'}). Compiled backends (cpu, cupy) show their kernel code here.")
+    """Why kernel ``name`` shows no generated source: a fallback, a library call, or the NumPy backend."""
+    k = next((k for k in d.get("kernel_list", []) if k["name"] == name), None) or {}
+    ops = ", ".join(op if op.startswith("np.") else f"np.{op}" for op in k.get("ops", [])) or "none"
+    if k.get("fallback"):
+        return f"{name} has no generated source: it ran as plain NumPy ({ops}) because {k['fallback']}."
+    if d["backend"] == "numpy":
+        return (f"{name} generated no source: the numpy backend runs it as plain NumPy calls ({ops}). "
+                "Compiled backends (cpu, cupy) show their kernel code here.")
+    return f"{name} generated no source: the {d['backend']} backend ran it as plain NumPy calls ({ops})."
 
 
 # -- time ----------------------------------------------------------------------
