@@ -45,6 +45,9 @@ class Kernel:
     reason: str = ""  # single kernels: why the op is not fused
     # reduce kernels: "pro" (per input element), "red" (a reduction), "epi" (per output element)
     phase: dict[Node, str] = field(default_factory=dict)
+    # reduce kernels: the pass over the reduced axes a node is computed in; stage s+1 may read
+    # the finished reductions of stage s per output element (softmax: max, then exp-sum, then divide)
+    stage: dict[Node, int] = field(default_factory=dict)
 
     @property
     def reductions(self) -> list[Node]:
@@ -63,14 +66,16 @@ class Plan:
 def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool = True,
               lines: dict[Node, list[int]] | None = None, implicit: set[Node] | None = None,
               supports: Callable[[Node], str | None] | None = None,
-              synced: dict[Node, str] | None = None) -> Plan:
+              synced: dict[Node, str] | None = None, staged: bool = False) -> Plan:
     """Kernels computing ``targets`` from the values in ``computed``.
 
     ``implicit`` nodes are part of the eager op that made their argument (the
     cast and the write of ``a += b``): with fusion off they share its kernel.
-    ``synced`` says, for values an earlier sync computed, where that was.
+    ``synced`` says, for values an earlier sync computed, where that was. ``staged``: the
+    backend renders multi-pass reduce kernels (see ``Kernel.stage``).
     """
     p = _Partitioner(computed, lines or {}, implicit or set(), supports or (lambda n: None), synced or {})
+    p.staged = staged
     for node in toposort(targets, stop=computed):
         if node not in computed and node.kind == "op":
             p.place(node) if fuse else p.place_eager(node)
@@ -90,6 +95,7 @@ class _Partitioner:
         self.owner: dict[Node, Kernel] = {}
         self.deps: dict[int, set[int]] = {}  # id(kernel) -> ids of kernels it reads from
         self.breaks: list[dict] = []
+        self.staged = False
 
     # -- placement -------------------------------------------------------------------
     def place_eager(self, node: Node) -> None:
@@ -180,7 +186,17 @@ class _Partitioner:
             return None, f"shape change: {src.shape} -> {node.shape} (broadcast of `{src.op}`{at})"
         if node.shape == src.shape:
             return "epi"
+        if node.shape == k.shape and self._per_row(a, k):
+            return "pro"  # a later stage: the reduction is finished for this output element
         return None, f"reduction boundary: needs the complete result of `{src.op}`{at}"
+
+    def _per_row(self, a: Node, k: Kernel) -> bool:
+        """Is per-result value ``a`` constant along the reduced axes when broadcast to ``k.shape``?"""
+        if not self.staged or k.kind != "reduce" or len(k.axes) == len(k.shape) or a.op == "view":
+            return False
+        padded = (1,) * (len(k.shape) - len(a.shape)) + a.shape
+        return len(padded) == len(k.shape) and all(
+            p == 1 if d in k.axes else p == n for d, (p, n) in enumerate(zip(padded, k.shape)))
 
     def _can_join(self, k: Kernel, node: Node, role: str, why: dict) -> bool:
         for a in node.args:
@@ -188,8 +204,13 @@ class _Partitioner:
             if other is None:
                 continue
             if other is k:
-                phase = k.phase.get(a.storage(), "pro")
-                if (phase == "pro") != (role in ("pro", "red")) or (role == "epi" and a.shape != node.shape):
+                if a.op == "view":
+                    why[a] = f"a view of a value {k.name} computes: written to memory first"
+                    return False
+                phase = k.phase.get(a, "pro")
+                ok = (phase == "pro" if role == "red" else phase != "pro" and a.shape == node.shape
+                      if role == "epi" else phase == "pro" or self._per_row(a, k))
+                if not ok:
                     why[a] = f"reduction boundary: mixes per-element and per-result values of {k.name}"
                     return False
             elif self._depends(other, k):  # the other input needs k's result first: a cycle
@@ -215,6 +236,8 @@ class _Partitioner:
             k.kind = "scatter"
         k.nodes.append(node)
         k.phase[node] = role
+        k.stage[node] = max([k.stage[a] + (role == "pro" and k.phase[a] != "pro")
+                             for a in node.args if a in k.stage], default=0)
         self.owner[node] = k
         self._note(k, node)
 
@@ -225,7 +248,7 @@ class _Partitioner:
         elif kind == "scatter":
             shape = node.params[1]
         k = Kernel(f"k{len(self.kernels)}", kind, shape, [node], axes=axes, reason=reason,
-                   phase={node: "red" if kind == "reduce" else "pro"})
+                   phase={node: "red" if kind == "reduce" else "pro"}, stage={node: 0})
         self.kernels.append(k)
         self.owner[node] = k
         self._note(k, node)
@@ -302,6 +325,7 @@ class _Partitioner:
     def _absorb(self, a: Kernel, b: Kernel) -> None:
         a.nodes += b.nodes
         a.phase.update(b.phase)
+        a.stage.update(b.stage)
         a.lines.extend(ln for ln in b.lines if ln not in a.lines)
         for n in b.nodes:
             self.owner[n] = a

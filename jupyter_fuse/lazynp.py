@@ -17,6 +17,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from .ops import UFUNC_REDUCE, UFUNCS
+from .session import active
 from .trace import (LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand,
                     scalar_as_array, session, ufunc_out, wrap_array)
 
@@ -32,6 +33,8 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     lazy reads and by the user's array at the end of the cell.
     """
     s = session()
+    if s.tape is not None:
+        s.tape.unreplayable(f"{what} ran eagerly ({reason})")
     target = args[mutates] if isinstance(mutates, int) else kwargs.get("out") if mutates else None
     if isinstance(target, tuple) and len(target) == 1:
         target = target[0]
@@ -114,6 +117,8 @@ def eager_method(lz: LazyArray, name: str) -> Any:
     """``x.name`` for ndarray attributes the tracer does not model."""
     attr = getattr(np.ndarray, name)
     if not callable(attr):  # a property: .flags, .base, .real, ...
+        if lz._s.tape is not None:
+            lz._s.tape.unreplayable(f"x.{name} read the array's data outside the trace")
         value = np.asarray(lz._value(f".{name}"))
         result = getattr(value, name)
         return lz if result is value else _wrap_result(result)  # float `a.real` is `a` itself
@@ -440,6 +445,10 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
     def fn(*args: Any, **kwargs: Any) -> Any:
         lazies: list[LazyArray] = []
         _collect((args, kwargs), lazies)
+        s = active()
+        if s is not None and s.tape is not None and (reason == _RANDOM_REASON or name not in _PURE):
+            s.tape.unreplayable(f"np.{name} ran outside the trace" + (" (it uses NumPy's global random state)"
+                                                                       if reason == _RANDOM_REASON else ""))
         if not lazies and not always:
             return _wrap_result(real(*args, **kwargs))
         mutates = 0 if name in _MUTATING_FUNCS else ("out" if "out" in kwargs else None)
@@ -451,6 +460,9 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
     return fn
 
 
+# NumPy functions without lazy arguments that a replay may skip: pure functions of guarded values
+_PURE = frozenset({"isscalar", "result_type", "promote_types", "can_cast", "min_scalar_type", "iscomplexobj",
+                   "isrealobj", "isfortran", "broadcast_shapes", "iinfo", "finfo", "dtype", "issubdtype"})
 _MUTATING_FUNCS = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "shuffle", "put_along_axis"})
 _RANDOM_REASON = ("random draws run eagerly, so NumPy's global random state advances exactly as without "
                   "%%fuse")

@@ -51,6 +51,7 @@ class Session:
         self.implicit: set[Node] = set()  # nodes that are part of another eager op (see fuse.partition)
         self.roots: list[Node] = []  # every node evaluated, for the printed graph
         self._node_ids: dict[Node, int] = {}
+        self.tape: Any = None  # the plan cache's recorder (cache.Tape) while a cached run traces
 
     # -- the active trace --------------------------------------------------
     @contextmanager
@@ -94,6 +95,8 @@ class Session:
         layout = (0, tuple(value.strides))
         node = Node.make("input", (), (slot,), value.dtype, tuple(value.shape), layout)
         self.values[node] = value
+        if self.tape is not None:
+            self.tape.on_input(node, value)
         return node
 
     def const(self, value: Any) -> Node:
@@ -105,6 +108,8 @@ class Session:
             # repr keeps 0.0 and -0.0 apart (they compare equal)
             node = Node.make("const", (), (type(value).__name__, value, repr(value)), None, ())
             self.values[node] = value
+        if self.tape is not None:
+            self.tape.on_const(node, value)
         return node
 
     # -- execution -----------------------------------------------------------
@@ -118,8 +123,10 @@ class Session:
             t0 = time.perf_counter()
             plan = fuse.partition(missing, self.values, self._keep(), fuse=self.fuse and self.backend.fuses,
                                   lines=self.lines, implicit=self.implicit, supports=self.backend.supports,
-                                  synced=self.synced)
+                                  synced=self.synced, staged=getattr(self.backend, "staged", False))
             self._name_kernels(plan)
+            if self.tape is not None:
+                self.tape.on_eval(plan)
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
             self.backend.execute(plan, self.values, self.report)

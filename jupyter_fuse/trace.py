@@ -84,10 +84,7 @@ def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
     cached = s.wrapped.get(id(arr))
     if cached is not None:
         return cached
-    root = _root_base(arr)
-    if (root.dtype != arr.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous)
-            or (arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]) % arr.itemsize):
-        root = arr
+    root = root_of(arr)
     buf = s.buffers.get(id(root))
     if buf is None:
         buf = Buffer(s.add_input(root), origin=root)
@@ -101,6 +98,15 @@ def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
     s.wrapped[id(arr)] = lz
     s.keepalive.append(arr)
     return lz
+
+
+def root_of(arr: np.ndarray) -> np.ndarray:
+    """The storage an array read from outside is traced as a view of (its input slot's array)."""
+    root = _root_base(arr)
+    if (root.dtype != arr.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous)
+            or (arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]) % arr.itemsize):
+        root = arr
+    return root
 
 
 def _root_base(arr: np.ndarray) -> np.ndarray:
@@ -333,6 +339,14 @@ class LazyArray:
         (value,) = s.evaluate([self._current()])
         return value[()] if self.scalar else value
 
+    def _read(self, cause: str, convert: Any) -> Any:
+        """A sync whose value Python consumes: ``convert(value)``, recorded for the plan cache,
+        whose replay recomputes it and abandons the replay if Python would now see another value."""
+        out = convert(self._value(cause))
+        if self._s.tape is not None:
+            self._s.tape.on_sync(self._current(), self.scalar, convert, out, cause)
+        return out
+
     def _writable_real(self) -> np.ndarray:
         """A real, writable view for an eager mutation: the buffer moves to fresh storage."""
         s = self._s
@@ -399,54 +413,58 @@ class LazyArray:
     def __bool__(self) -> bool:
         if self.size > 1:
             bool(np.zeros(2))  # NumPy's own "truth value ... is ambiguous" ValueError
-        return bool(self._value("bool()"))
+        return self._read("bool()", bool)
 
     def __float__(self) -> float:
-        return float(self._value("float()"))
+        return self._read("float()", float)
 
     def __int__(self) -> int:
-        return int(self._value("int()"))
+        return self._read("int()", int)
 
     def __complex__(self) -> complex:
-        return complex(self._value("complex()"))
+        return self._read("complex()", complex)
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iub" or self.ndim:
             operator.index(np.zeros(self.shape, self.dtype))  # NumPy's TypeError
-        return operator.index(self._value("index"))
+        return self._read("index", operator.index)
 
     def __repr__(self) -> str:
-        return repr(self._value("repr()"))
+        return self._read("repr()", repr)
 
     def __str__(self) -> str:
-        return str(self._value("str()/print"))
+        return self._read("str()/print", str)
 
     def __format__(self, spec: str) -> str:
-        return format(self._value("format()"), spec)
+        return self._read("format()", lambda v: format(v, spec))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._s.tape is not None:
+            self._s.tape.unreplayable("code outside the trace read an array's data (__array__)")
         value = np.asarray(self._value("__array__ (a function outside the trace needed the data)"))
         if dtype is not None and value.dtype != dtype:
             return value.astype(dtype)
         return value.copy() if copy else value
 
     def item(self, *args: Any) -> Any:
-        return np.asarray(self._value(".item()")).item(*args)
+        return self._read(".item()", lambda v: np.asarray(v).item(*args))
 
     def tolist(self) -> Any:
-        return np.asarray(self._value(".tolist()")).tolist()
+        return self._read(".tolist()", lambda v: np.asarray(v).tolist())
 
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
         if self.ndim == 1:  # scalars come out: read them all at once
-            return iter(self._value("iteration"))
+            return iter(self._read("iteration", _snapshot))
         return (self[i] for i in range(self.shape[0]))  # rows stay lazy views
 
     def __contains__(self, x: Any) -> bool:
         return bool((self == x).any())
 
     def __reduce__(self):
+        if self._s.tape is not None:
+            self._s.tape.unreplayable("an array was pickled")
         return (np.asarray, (self._value("pickle"),))
 
     def __copy__(self) -> "LazyArray":
@@ -633,6 +651,11 @@ class LazyArray:
         from .lazynp import eager_method
 
         return eager_method(self, name)
+
+
+def _snapshot(value: Any) -> Any:
+    """What iteration hands Python: the elements, fixed now (a copy, for the plan cache to compare)."""
+    return np.array(value, copy=True)
 
 
 def _static_index(index: Any) -> Any:

@@ -49,6 +49,7 @@ def strict() -> bool:
 class CpuBackend:
     name = "cpu"
     fuses = True
+    staged = True  # renders multi-pass reduce kernels (softmax, layer norm in one kernel)
 
     def __init__(self) -> None:
         import numba  # the import is slow: only when the backend is used

@@ -316,6 +316,12 @@ class _Ctx:
     reads: list[tuple[Node, tuple[int, ...]]] = field(default_factory=list)
     helpers: set[str] = field(default_factory=set)
     names: dict[Node, str] = field(default_factory=dict)
+    counter: int = 0
+
+    def fresh(self, prefix: str) -> str:
+        """A new local variable name (never reused: passes clear ``names`` but not this)."""
+        self.counter += 1
+        return f"{prefix}{self.counter}"
 
     def param(self, node: Node, dtype: np.dtype) -> str:
         key = (node, dtype)
@@ -373,7 +379,7 @@ def _index(shape: tuple[int, ...], space: tuple[int, ...], var: Callable[[int], 
 def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int], str], lines: list[str]) -> None:
     """Emit ``vN = ...`` for one elementwise/creation node evaluated over ``space``."""
     k = ctx.kernel
-    name = ctx.names[node] = f"v{len(ctx.names)}"
+    name = ctx.names[node] = ctx.fresh("v")
     op = node.op
     if op in ("zeros", "ones", "full", "arange", "linspace", "eye"):
         lines.append(f"{name} = {_creation(ctx, node, var)}")
@@ -429,7 +435,7 @@ def _operand(ctx: _Ctx, a: Node, space: tuple[int, ...], var: Callable[[int], st
     if a in ctx.names:
         return ctx.names[a]
     arr = ctx.read(a, space)
-    name = ctx.names[a] = f"v{len(ctx.names)}"
+    name = ctx.names[a] = ctx.fresh("v")
     lines.append(f"{name} = {arr}[{_index(space, space, var) if space else '0'}]")
     return name
 
@@ -605,11 +611,16 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     nd = len(space)
     outer = [d for d in range(nd) if d not in axes]
     full = not outer
+    stage = k.stage
     reds = [n for n in k.nodes if k.phase[n] == "red"]
     pro = [n for n in k.nodes if k.phase[n] == "pro"]
     epi = [n for n in k.nodes if k.phase[n] == "epi"]
+    stages = sorted({stage.get(n, 0) for n in k.nodes})
     var = lambda d: f"i{d}"  # noqa: E731
-    two_pass = any(r.op in ("var", "std") for r in reds)
+    # per-element values a later stage reads again: kept in a row-sized scratch buffer
+    scratch = {n: f"sc{j}" for j, n in enumerate(
+        n for n in pro if any(a.storage() is n and stage.get(m, 0) > stage.get(n, 0) for m in k.nodes for a in m.args))}
+    ri = " + ".join(f"i{d}" + "".join(f" * s{e}" for e in axes[j + 1:]) for j, d in enumerate(axes)) or "0"
 
     def flat_index(r: Node) -> str:
         axis = dict(r.params)["axis"]
@@ -621,24 +632,32 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             stride *= max(space[d], 1)
         return " + ".join(reversed(terms)) if terms else "0"
 
-    def prologue(lines: list[str], write_outputs: bool) -> None:
-        ctx.names.clear()  # each pass computes the prologue afresh
+    def prologue(lines: list[str], write_outputs: bool, st: int) -> None:
+        # each pass computes its per-element values afresh; per-result values stay
+        ctx.names = {n: v for n, v in ctx.names.items() if k.phase.get(n) in ("red", "epi")}
+        for n, buf in scratch.items():
+            if stage.get(n, 0) < st:
+                ctx.names[n] = ctx.fresh(f"{buf}_")
+                lines.append(f"{ctx.names[n]} = {buf}[{ri}]")
         for n in pro:
-            _node_expr(ctx, n, space, var, lines)
+            if stage.get(n, 0) == st:
+                _node_expr(ctx, n, space, var, lines)
+                if write_outputs and n in scratch:
+                    lines.append(f"{scratch[n]}[{ri}] = {ctx.names[n]}")
         if write_outputs:
             for j, out in enumerate(outputs(k)):
-                if out in pro:
+                if out in pro and stage.get(out, 0) == st:
                     lines.append(f"out{j}[{_index(space, space, var)}] = {ctx.names[out]}")
 
     def operand(r: Node, lines: list[str]) -> str:
-        a = r.args[0]
-        v = _operand(ctx, a, space, var, lines)
-        return v
+        return _operand(ctx, r.args[0], space, var, lines)
 
-    # accumulation statements for one pass
-    def accumulate(pass_no: int, lines: list[str], acc_names: dict[Node, str]) -> None:
-        prologue(lines, write_outputs=pass_no == 0)
+    def accumulate(pass_no: int, lines: list[str], st: int) -> None:
+        """One pass over the reduced axes: the stage's prologue, folded into its reductions."""
+        prologue(lines, write_outputs=pass_no == 0, st=st)
         for r in reds:
+            if stage.get(r, 0) != st:
+                continue
             v = operand(r, lines)
             acc = acc_names[r]
             src_dt = r.args[0].dtype
@@ -657,12 +676,11 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                                   flat_index(r), src_dt))
 
     acc_names = {r: f"a{j}" for j, r in enumerate(reds)}
-    count = 1
-    for d in axes:
-        count *= space[d]
 
-    def inits(lines: list[str], pass_no: int) -> None:
+    def inits(lines: list[str], pass_no: int, st: int = 0) -> None:
         for r in reds:
+            if stage.get(r, 0) != st:
+                continue
             acc = acc_names[r]
             if r.op in ("var", "std"):
                 lines.append(f"{acc}_m = 0.0" if pass_no == 0 else f"{acc} = 0.0")
@@ -671,9 +689,11 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                 if r.op in ("argmax", "argmin"):
                     lines.append(f"{acc}_i = 0")
 
-    def finals(lines: list[str]) -> None:
+    def finals(lines: list[str], st: int = 0) -> None:
         n_expr = "*".join(f"s{d}" for d in axes) or "1"
         for r in reds:
+            if stage.get(r, 0) != st:
+                continue
             acc = acc_names[r]
             res = f"{acc}_i" if r.op in ("argmax", "argmin") else acc
             w = _work_dtype(r)
@@ -685,7 +705,7 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                 res, src = f"({_cast(acc, F64, w)} / {_cast(f'max(({n_expr}) - {ddof}, 0)', I64, w)})", w
                 if r.op == "std":
                     res = f"np.sqrt({res})"
-            ctx.names[r] = f"r{len(ctx.names)}"
+            ctx.names[r] = ctx.fresh("r")
             lines.append(f"{ctx.names[r]} = {_cast(res, src, r.dtype)}")
 
     def loops(dims: list[int], body: list[str], first_parallel: bool, bounds: dict[int, tuple[str, str]] | None = None) -> list[str]:
@@ -700,21 +720,25 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     red_dims = list(axes)
     lines: list[str] = []
     if not full:
-        body: list[str] = []
-        inits(body, 0)
-        acc1: list[str] = []
-        accumulate(0, acc1, acc_names)
-        body += loops(red_dims, acc1, False)
-        if two_pass:
-            for r in reds:
-                if r.op in ("var", "std"):
-                    body.append(f"{acc_names[r]}_mean = {_mean_expr(r, acc_names[r], axes)}")
-            inits(body, 1)
-            acc2: list[str] = []
-            accumulate(1, acc2, acc_names)
-            body += loops(red_dims, acc2, False)
-        finals(body)
-        _epilogue(ctx, epi, body, k, axes, var)
+        # per output element (one row for a softmax): each stage is a pass over the reduced axes
+        body: list[str] = [f"{buf} = np.empty({'*'.join(f's{d}' for d in axes)}, np.{n.dtype.name})"
+                           for n, buf in scratch.items()]
+        for st in stages:
+            inits(body, 0, st)
+            acc1: list[str] = []
+            accumulate(0, acc1, st)
+            body += loops(red_dims, acc1, False)
+            if any(r.op in ("var", "std") and stage.get(r, 0) == st for r in reds):
+                for r in reds:
+                    if r.op in ("var", "std") and stage.get(r, 0) == st:
+                        body.append(f"{acc_names[r]}_mean = {_mean_expr(r, acc_names[r], axes)}")
+                inits(body, 1, st)
+                acc2: list[str] = []
+                accumulate(1, acc2, st)
+                body += loops(red_dims, acc2, False)
+            finals(body, st)
+            _epilogue(ctx, [n for n in epi if stage.get(n, 0) == st], body, k, axes, var, write=False)
+        _epilogue(ctx, [], body, k, axes, var)
         return loops(outer, body, True), False
     # a full reduction: chunks of the first reduced axis run in parallel, then combine
     a0 = red_dims[0]
@@ -729,7 +753,7 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     chunk: list[str] = []
     inits(chunk, 0)
     acc1 = []
-    accumulate(0, acc1, acc_names)
+    accumulate(0, acc1, 0)
     chunk += loops(red_dims, acc1, False, bounds)
     for r in reds:
         acc = acc_names[r]
@@ -754,11 +778,11 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             st = [f"{acc} *= {acc}_p[c]"]
         comb += ["    " + s for s in st]
     lines += comb
-    if two_pass:
+    if any(r.op in ("var", "std") for r in reds):
         chunk2: list[str] = []
         inits(chunk2, 1)
         acc2 = []
-        accumulate(1, acc2, acc_names)
+        accumulate(1, acc2, 0)
         chunk2 += loops(red_dims, acc2, False, bounds)
         for r in reds:
             if r.op in ("var", "std"):
@@ -773,8 +797,9 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     return lines, True
 
 
-def _epilogue(ctx: _Ctx, epi: list[Node], lines: list[str], k: Kernel, axes: tuple[int, ...], var) -> None:
-    """Per output element: the epilogue ops, then the writes of reductions and epilogue values."""
+def _epilogue(ctx: _Ctx, epi: list[Node], lines: list[str], k: Kernel, axes: tuple[int, ...], var,
+              write: bool = True) -> None:
+    """Per output element: the epilogue ops, then (``write``) the writes of reductions and epilogue values."""
     nd = len(k.shape)
     outer = [d for d in range(nd) if d not in axes]
     for node in epi:
@@ -782,7 +807,7 @@ def _epilogue(ctx: _Ctx, epi: list[Node], lines: list[str], k: Kernel, axes: tup
         # an epilogue node's index: keepdims shapes put 0 at reduced axes
         evar = _out_var(space, nd, outer, axes)
         _node_expr(ctx, node, space, evar, lines)
-    for j, out in enumerate(outputs(k)):
+    for j, out in enumerate(outputs(k) if write else ()):
         if k.phase.get(out) in ("red", "epi"):
             idx = _out_index(out.shape, nd, outer, axes)
             lines.append(f"out{j}[{idx}] = {ctx.names[out]}")
