@@ -106,7 +106,7 @@ class CpuBackend:
         args, outs, dest = _arguments(kernel, rendered, plan, values)
         size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
         parallel = size >= PARALLEL_MIN and self._numba.get_num_threads() > 1
-        if rendered.full_reduction:
+        if rendered.needs_threads:
             args.append(self._numba.get_num_threads() if parallel else 1)
         try:
             fn, compile_time, how = self._compiled(kernel, rendered, parallel, args)

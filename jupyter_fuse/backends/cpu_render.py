@@ -41,7 +41,7 @@ class Rendered:
     params: list[tuple[Node, np.dtype]]  # scalar arguments: (const or creation node, dtype)
     reads: list[tuple[Node, tuple[int, ...]]]  # array arguments: (input node, shape it is read at)
     outputs: list[Node]
-    full_reduction: bool = False
+    needs_threads: bool = False  # takes an `nthreads` argument (it splits work into chunks)
 
 
 # -- scalar expressions ----------------------------------------------------------------
@@ -597,9 +597,9 @@ def _combine(node: Node, acc: str, v: str, idx: str, src: np.dtype) -> list[str]
         return [f"{acc} = {acc} and ({v} != 0)"]
     nan = src.kind == "f"
     cmp = ">" if op in ("max", "argmax") else "<"
-    if op in ("max", "min"):  # NaN propagates: once acc is NaN it stays
-        cond = f"({v} {cmp} {acc} or {v} != {v}) and {acc} == {acc}" if nan else f"{v} {cmp} {acc}"
-        return [f"if {cond}:", f"    {acc} = {v}"]
+    if op in ("max", "min"):  # NaN propagates: a NaN acc is never replaced (NaN compares False)
+        cond = f"{v} {cmp} {acc} or {v} != {v}" if nan else f"{v} {cmp} {acc}"
+        return [f"{acc} = {v} if {cond} else {acc}"]  # a select: the loop stays branch-free
     # argmax/argmin: the first extreme; the first NaN wins
     cond = f"{v} {cmp} {acc}" + (f" or ({v} != {v} and {acc} == {acc})" if nan else "")
     return [f"if {cond}:", f"    {acc} = {v}", f"    {acc}_i = {idx}"]
@@ -739,7 +739,14 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             finals(body, st)
             _epilogue(ctx, [n for n in epi if stage.get(n, 0) == st], body, k, axes, var, write=False)
         _epilogue(ctx, [], body, k, axes, var)
-        return loops(outer, body, True), False
+        if not scratch:
+            return loops(outer, body, True), False
+        # rows in chunks, one scratch allocation per chunk rather than per row
+        o0 = outer[0]
+        alloc, rest = body[:len(scratch)], body[len(scratch):]
+        inner = loops(outer, rest, False, {o0: (f"(c * s{o0}) // nch", f"((c + 1) * s{o0}) // nch")})
+        return ([f"nch = max(1, min(4 * nthreads, s{o0}))", "for c in prange(nch):"]
+                + ["    " + ln for ln in alloc + inner]), True
     # a full reduction: chunks of the first reduced axis run in parallel, then combine
     a0 = red_dims[0]
     lines.append(f"nch = max(1, min(nthreads, s{a0}))")

@@ -594,10 +594,9 @@ def acc_dtype(node: Node) -> np.dtype:
 
 
 def _inf(dt: np.dtype, negative: bool) -> str:
-    bits = "0xff800000u" if negative else "0x7f800000u"
     if dt == np.float32:
-        return f"__int_as_float({bits[:-1]})"
-    return f"__longlong_as_double({'0xfff0000000000000LL' if negative else '0x7ff0000000000000LL'})"
+        return f"__int_as_float((int){'0xff800000u' if negative else '0x7f800000u'})"
+    return f"__longlong_as_double({'(long long)0xfff0000000000000ULL' if negative else '0x7ff0000000000000LL'})"
 
 
 def _init(node: Node, acc: np.dtype) -> str:
