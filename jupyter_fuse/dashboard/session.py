@@ -19,7 +19,7 @@ from .panel import build_panel, figure_output, show_figure
 
 _LAYOUT = dict(margin=dict(l=10, r=10, t=36, b=10), height=260, template="plotly_white",
                legend=dict(orientation="h", y=-0.25))
-CACHE_STATES = ("hit", "miss", "off")
+CACHE_STATES = ("hit", "miss", "unreplayable", "off")
 
 
 def _x(runs: list[CellRun]) -> list[str]:
@@ -47,7 +47,7 @@ def time_figure(runs: list[CellRun]) -> go.Figure:
 
 def cache_figure(runs: list[CellRun]) -> go.Figure:
     ds = [stats.as_dict(r.report) for r in runs]
-    colours = {"hit": "#00cc96", "miss": "#ef553b", "off": "#c7c7c7"}
+    colours = {"hit": "#00cc96", "miss": "#ef553b", "unreplayable": "#ffa15a", "off": "#c7c7c7"}
     fig = go.Figure()
     for state in CACHE_STATES:
         fig.add_bar(x=_x(runs), y=[int(d.get("cache", "off") == state) for d in ds], name=state,

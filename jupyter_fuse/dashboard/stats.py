@@ -78,6 +78,8 @@ def cache_text(d: dict) -> str:
         return "cache off"
     if state == "hit":
         return "cache hit (plan replayed)"
+    if state == "unreplayable":
+        return "never replayed" + (f": {why}" if why else "")
     return f"cache {state}" + (f": {why}" if why else "")
 
 
@@ -159,18 +161,22 @@ _MISS = re.compile(r"^(?P<what>\S+?):?\s+(?P<old>.+?)\s*(?:->|→)\s*(?P<new>.+)
 def guard_rows(d: dict) -> list[dict[str, Any]]:
     """The guards, the failed ones marked with old and new value (parsed from ``miss_reasons``).
 
-    A miss reason reads ``x.shape (1000,) -> (2000,)``; the guard it names is the
-    one that mentions ``x.shape``. Reasons matching no guard still get a row.
+    A miss reason reads ``x.shape (1000,) -> (2000,)`` or ``x: dtype float64 -> float32``;
+    the guard it names is the one that mentions ``x.shape`` (``x``). A changed value
+    matching no guard still gets a row. A reason that names no change (``no plan
+    recorded for this cell yet``) is not a failed guard: the headline shows it.
     """
     rows = [{"text": g, "failed": False, "old": None, "new": None, "reason": None} for g in d.get("guards", [])]
     for reason in d.get("miss_reasons", []):
         m = _MISS.match(reason.strip())
-        what = m["what"] if m else None
-        row = next((r for r in rows if what and not r["failed"] and _mentions(r["text"], what)), None)
+        if m is None:
+            continue
+        what = m["what"]
+        row = next((r for r in rows if not r["failed"] and _mentions(r["text"], what)), None)
         if row is None:
-            row = {"text": what or reason, "failed": False, "old": None, "new": None, "reason": None}
+            row = {"text": what, "failed": False, "old": None, "new": None, "reason": None}
             rows.append(row)
-        row.update(failed=True, reason=reason, old=m["old"] if m else None, new=m["new"] if m else None)
+        row.update(failed=True, reason=reason, old=m["old"], new=m["new"])
     return rows
 
 
@@ -179,8 +185,14 @@ def _mentions(text: str, what: str) -> bool:
 
 
 def guards_note(d: dict) -> str:
+    if d.get("cache") == "unreplayable":
+        return ("This cell is traced on every run, never replayed: "
+                f"{'; '.join(d.get('miss_reasons') or ['its Python must run each time'])}.")
     if d.get("guards"):
-        return "The plan is replayed only while every guard holds."
+        state, why = d.get("cache", "off"), "; ".join(d.get("miss_reasons") or [])
+        lead = ("Every guard held: the recorded plan was replayed. " if state == "hit" else
+                f"The cell was traced ({why}). " if why else "")
+        return lead + "The plan is replayed only while every guard holds."
     if d.get("cache", "off") == "off":
         return ("No guards: this run did not go through the plan cache, so nothing was recorded "
                 "to check on a re-run. With the cache, each input the cell reads becomes a guard "

@@ -36,10 +36,11 @@ def test_guard_rows_highlight_the_failed_guard(fused):
     assert not rows[1]["failed"]
 
 
-def test_guard_rows_keep_unmatched_reasons():
+def test_guard_rows_keep_unmatched_changes():
+    """A changed value no guard mentions still gets a row; a reason naming no change gets none."""
     d = {"guards": [], "miss_reasons": ["n 3 -> 4", "first run"]}
     rows = stats.guard_rows(d)
-    assert [(r["text"], r["old"], r["new"]) for r in rows] == [("n", "3", "4"), ("first run", None, None)]
+    assert [(r["text"], r["old"], r["new"]) for r in rows] == [("n", "3", "4")]
     assert all(r["failed"] for r in rows)
 
 
@@ -87,7 +88,8 @@ def test_html_is_static_and_complete(fused):
 
 
 def test_html_explains_empty_sections(eager):
-    out = html.render(eager)
+    d = dict(eager.to_dict(), cache="off", guards=[], miss_reasons=[])  # a run outside the plan cache
+    out = html.render(d)
     assert "computes in host memory" in out  # no transfers on CPU
     assert "No guards" in out
     assert "generated no source" in out
@@ -103,3 +105,26 @@ def test_dashboard_import_is_light():
             "print([m for m in ('ipywidgets', 'plotly') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out.replace("'", '"')) == []
+
+
+def test_a_first_run_miss_is_not_a_failed_guard():
+    from jupyter_fuse.dashboard import stats, text
+
+    d = {"backend": "cpu", "ops": 1, "kernels": 1, "kernel_list": [], "times": {"total": 0.0}, "cache": "miss",
+         "guards": ["x: ndarray float64 (3,) C-contiguous"],
+         "miss_reasons": ["no plan recorded for this cell yet (first run, or the cache was cleared)"]}
+    assert [g["failed"] for g in stats.guard_rows(d)] == [False]
+    assert "guard failed" not in text.render(d) and "no plan recorded" in stats.guards_note(d)
+    d["miss_reasons"] = ["x: dtype float64 -> float32"]
+    (row,) = stats.guard_rows(d)
+    assert row["failed"] and (row["old"], row["new"]) == ("dtype float64", "float32")
+    assert "guard failed: x: ndarray float64 (3,) C-contiguous: dtype float64 -> float32" in text.render(d)
+
+
+def test_an_unreplayable_cell_says_why():
+    from jupyter_fuse.dashboard import stats
+
+    d = {"cache": "unreplayable", "guards": [], "miss_reasons": ["the cell calls print()"]}
+    assert stats.cache_text(d) == "never replayed: the cell calls print()"
+    assert "never replayed: the cell calls print()" in stats.guards_note(d)
+    assert stats.guard_rows(d) == []
