@@ -140,6 +140,7 @@ class Recorder:
         self.arrays: list[tuple] = []  # (path, root) of every guarded array, for the alias guard
         self.known: dict[int, tuple] = {}  # id(object read) -> its path (containers, arrays, objects)
         self.data_bytes = 0
+        self.identity: list[tuple] = []  # (path, object) below the top level: the cell must not replace them
 
     def read(self, name: str, value: Any) -> None:
         """A name read from the user's namespace: guard it now, before the cell touches it."""
@@ -168,6 +169,8 @@ class Recorder:
             self.known.setdefault(id(v), path)
             self.arrays.append((path, root))
             self.keep += [v, root]
+            if depth:
+                self.identity.append((path, v))
             if depth:  # Python may have used it eagerly (params['w'].sum()): its contents matter
                 if v.nbytes > MAX_DATA_BYTES:
                     raise Unguardable(f"{text} is an array of {v.nbytes} bytes inside a container: only arrays "
@@ -216,6 +219,8 @@ class Recorder:
             self._is_type(path, t, text)
             self.known.setdefault(id(v), path)
             self.keep.append(v)
+            if depth:
+                self.identity.append((path, v))
             if t is dict:
                 keys = list(dict.keys(v))
                 g.append(("keys", path, keys, f"{text}: dict with keys {_short(keys)}"))
@@ -244,6 +249,8 @@ class Recorder:
             self._is_type(path, t, text)
             self.keep += [v, t]
             self.known.setdefault(id(v), path)
+            if depth:
+                self.identity.append((path, v))
             names = sorted(d) if isinstance(d, dict) else []
             if any(not isinstance(n, str) for n in names):
                 raise Unguardable(f"{text} has non-string attribute names")

@@ -1,0 +1,419 @@
+"""The plan cache: re-running a cell replays its recorded plan while every guard holds.
+
+A traced run under the cache records a :class:`Tape`: the guards of what the
+cell read (``guards.Recorder``), every plan ``Session.evaluate`` executed, each
+sync with the Python value it produced, what ``print`` wrote, and finalize's
+effects (names bound, arrays written back into the user's own objects). A
+re-run checks the guards of the cell's entries (newest first) and, on a hit,
+:func:`replay`\\ s the tape: input slots are bound to the current arrays, the
+recorded plans run on the backend (kernels come from its kernel cache), every
+sync value is recomputed and compared — a different one abandons the replay
+before anything reaches the user — and only then are names bound, writes
+copied into the user's arrays and the printed text written. No user Python
+runs, nothing is traced or partitioned.
+
+Entries: at most ``PER_CELL`` per cell (LRU), at most ``MAX_BYTES`` in all
+(copies of small constant arrays and of guarded container contents).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import time
+import warnings
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from . import guards, views
+from .guards import Recorder, Unguardable, path_text, resolve
+from .trace import LazyArray, root_of
+
+PER_CELL = 8
+MAX_BYTES = int(os.environ.get("JUPYTER_FUSE_PLAN_CACHE_BYTES", 256 << 20))
+STORM = 3  # consecutive re-traces of one cell before we warn
+
+
+class RecompileWarning(UserWarning):
+    """A cell keeps missing the plan cache: every run is traced again."""
+
+
+class Abandon(Exception):
+    """A replay found a sync value that would steer the cell differently: trace instead."""
+
+
+# -- recording ------------------------------------------------------------------------------
+
+class Tape:
+    """What one traced run did, in the order it did it."""
+
+    def __init__(self, session: Any) -> None:
+        self.s = session
+        self.rec = Recorder()
+        self.reasons: list[str] = []
+        self.steps: list[tuple] = []
+        self.slots: list[tuple] = []  # (input node, ("root", path) | ("const", array copy))
+        self.consts: dict = {}
+        self.nbytes = 0
+        self.effects: tuple | None = None
+        self.syncs = 0
+
+    def unreplayable(self, reason: str) -> None:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def read(self, name: str, value: Any) -> None:
+        self.rec.read(name, value)
+
+    def on_input(self, node: Any, value: Any) -> None:
+        path = self.rec.roots.get(id(value))
+        if path is not None:
+            self.slots.append((node, ("root", path)))
+        else:  # made by the cell's Python from guarded values (a list literal, ...): the same every run
+            copy = np.array(value, copy=True)
+            self.nbytes += copy.nbytes
+            self.slots.append((node, ("const", copy)))
+
+    def on_const(self, node: Any, value: Any) -> None:
+        self.consts[node] = value
+
+    def on_eval(self, plan: Any) -> None:
+        self.steps.append(("eval", plan))
+
+    def on_sync(self, node: Any, scalar: bool, convert: Any, out: Any, cause: str) -> None:
+        if isinstance(out, np.ndarray):
+            self.nbytes += out.nbytes
+        self.steps.append(("sync", node, scalar, convert, out, cause, self.s.line()))
+
+    def on_print(self, items: list, sep: str, end: str) -> None:
+        self.steps.append(("print", items, sep, end))
+
+    # -- finalize's effects ----------------------------------------------------------------
+    def on_finalize(self, ns: Any, bufs: list, extra: list) -> None:
+        """Recipes for what finalize hands the user, taken before it converts anything."""
+        if self.reasons:
+            return
+        s = self.s
+        try:
+            for lz in list(s.wrapped.values()):
+                if lz._origin is not None and lz._origin.shape != lz.shape:
+                    raise Unguardable("the cell assigns an array's .shape")
+            slot_of = {id(s.inputs[node.params[0]]): i for i, (node, _) in enumerate(self.slots)}
+            buffers, index = [], {}
+            for buf in bufs:
+                slot = slot_of.get(id(buf.origin)) if buf.origin is not None else None
+                if buf.origin is not None and slot is None:
+                    raise Unguardable("an array of unknown origin reached the namespace")
+                index[id(buf)] = len(buffers)
+                path_slot = slot is not None and self.slots[slot][1][0] == "root"
+                buffers.append((buf.node, slot, bool(buf.dirty), path_slot))
+            recipe = _Recipes(self.rec, index)
+            names = []
+            for k in ns.assigned:
+                if dict.__contains__(ns, k):
+                    names.append((k, recipe.of(dict.__getitem__(ns, k), k)))
+            deleted = [k for k in ns.deleted]
+            result = [recipe.of(x, "the cell's value") for x in extra]
+            self.effects = (tuple(buffers), tuple(names), tuple(deleted), tuple(result))
+        except Unguardable as e:
+            self.unreplayable(str(e))
+        except Exception as e:  # noqa: BLE001 - never lose the cell over the cache
+            self.unreplayable(f"recording the cell's effects raised {type(e).__name__}: {e}")
+
+    def finish(self, ns: Any) -> "Entry | None":
+        """The entry to cache, or None (``reasons`` says why) — after finalize succeeded."""
+        if not self.reasons:
+            self.rec.finish()
+            try:  # did the cell change what it read (a dict item, a list it appended to)?
+                changed = guards.check(self.rec.guards, ns.reads)
+                if not changed:
+                    changed = [f"{path_text(p)} was replaced" for p, obj in self.rec.identity
+                               if _resolve_or_none(ns.reads, p) is not obj]
+            except Exception as e:  # noqa: BLE001
+                changed = [f"checking raised {type(e).__name__}"]
+            if changed:
+                self.unreplayable(f"the cell changes an object it read ({changed[0]}); a replay would not")
+        self.reasons = self.rec.reasons + self.reasons
+        if self.reasons or self.effects is None:
+            return None
+        r = self.s.report
+        return Entry(self.rec.guards, self.rec.keep, self.slots, self.consts, self.steps, self.effects,
+                     self.nbytes + self.rec.data_bytes,
+                     {"ops": r.ops, "syncs": list(r.syncs), "graph": r.graph, "nodes": r.nodes,
+                      "breaks": len(r.breaks)})
+
+
+def _resolve_or_none(user: Any, path: tuple) -> Any:
+    try:
+        return resolve(user, path)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+_IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, range, slice)
+
+
+class _Recipes:
+    """How to rebuild a value the cell leaves in the namespace, without running the cell."""
+
+    def __init__(self, rec: Recorder, buffers: dict) -> None:
+        self.rec, self.buffers = rec, buffers
+        self.memo: dict[int, int] = {}
+        self.count = 0
+
+    def of(self, x: Any, where: str) -> tuple:
+        from .capture import _real_numpy
+
+        if isinstance(x, LazyArray):
+            if x._origin is not None and id(x._origin) in self.rec.known:
+                return ("ref", self.rec.known[id(x._origin)])
+            return ("lazy", self._id(x), self.buffers[id(x._buf)], x._chain, x.scalar, x._writeable)
+        if x is LazyArray:
+            return ("obj", np.ndarray)
+        real = _real_numpy(x)
+        if real is not None:
+            return ("obj", real)
+        if isinstance(x, _IMMUTABLE):
+            if type(x) is tuple:  # pragma: no cover - tuples are not in _IMMUTABLE
+                pass
+            return ("obj", x)
+        if id(x) in self.rec.known:
+            return ("ref", self.rec.known[id(x)])
+        if isinstance(x, (np.ufunc, type)) and guards._foreign(x if isinstance(x, type) else type(x)) \
+                or isinstance(x, type(np)) and guards._is_numpy(x):
+            return ("obj", x)
+        t = type(x)
+        if t is list:
+            return ("list", self._id(x), [self.of(v, where) for v in x])
+        if t is tuple:
+            return ("tuple", [self.of(v, where) for v in x])
+        if t is dict:
+            return ("dict", self._id(x), [(k, self.of(v, where)) for k, v in x.items()])
+        raise Unguardable(f"{where} is a {t.__qualname__}: a replay rebuilds only arrays, scalars and "
+                          "lists/tuples/dicts of them")
+
+    def _id(self, x: Any) -> int:
+        key = id(x)
+        if key not in self.memo:
+            self.memo[key] = len(self.memo)
+        return self.memo[key]
+
+
+# -- an entry and its replay --------------------------------------------------------------------
+
+class Entry:
+    def __init__(self, guard_list, keep, slots, consts, steps, effects, nbytes, report) -> None:
+        self.guards, self.keep, self.slots, self.consts = guard_list, keep, slots, consts
+        self.steps, self.effects, self.nbytes, self.report = steps, effects, nbytes, report
+        self.hits = 0
+
+    @property
+    def texts(self) -> list[str]:
+        return [g[3] for g in self.guards]
+
+
+def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
+    """Run the tape on the current inputs; returns the cell's value. Raises Abandon before any write."""
+    values = dict(entry.consts)
+    for node, (kind, src) in entry.slots:
+        values[node] = root_of(resolve(user, src)) if kind == "root" else src
+    printed: list[str] = []
+    for step in entry.steps:
+        kind = step[0]
+        if kind == "eval":
+            backend.execute(step[1], values, report)
+        elif kind == "sync":
+            _, node, scalar, convert, expected, cause, line = step
+            v = values[node]
+            now = convert(v[()] if scalar else v)
+            if not _same(now, expected):
+                raise Abandon(f"line {line} ({cause}): value {_short(expected)} -> {_short(now)}")
+        else:
+            _, items, sep, end = step
+            parts = []
+            for it in items:
+                if it[0] == "text":
+                    parts.append(it[1])
+                else:
+                    v = values[it[1]]
+                    parts.append(str(v[()] if it[2] else v))
+            printed.append(sep.join(parts) + end)
+    # every check passed: now, and only now, the user sees the effects
+    buffers, names, deleted, result = entry.effects
+    slot_arrays = {id(values[node]) for node, _ in entry.slots}
+    storage: list[Any] = []
+    claimed: set[int] = set()
+    for node, slot, dirty, path_slot in buffers:
+        if path_slot:
+            target = values[entry.slots[slot][0]]
+            if dirty:
+                v = values[node]
+                if v is not target:
+                    np.copyto(target, v)
+            out = target
+        else:
+            out = np.asarray(values[node])
+            if slot is not None or id(out) in claimed or id(out) in slot_arrays:
+                out = out.copy()
+        storage.append(out)
+        claimed.add(id(out))
+    made: dict[int, Any] = {}
+
+    def build(r: tuple) -> Any:
+        kind = r[0]
+        if kind == "obj":
+            return r[1]
+        if kind == "ref":
+            return resolve(user, r[1])
+        if kind == "lazy":
+            _, key, bi, chain, scalar, writeable = r
+            if key in made:
+                return made[key]
+            out = storage[bi]
+            out = views.apply_chain(out, chain) if chain else out
+            if not writeable and out.flags.writeable:
+                out = out.view()
+                out.flags.writeable = False
+            made[key] = out = out[()] if scalar else out
+            return out
+        if kind == "tuple":
+            return tuple(build(v) for v in r[1])
+        key = ("c", r[1])
+        if key in made:
+            return made[key]
+        if kind == "list":
+            made[key] = out = []
+            out.extend(build(v) for v in r[2])
+            return out
+        made[key] = out = {}
+        for k, v in r[2]:
+            out[k] = build(v)
+        return out
+
+    new = [(k, build(r)) for k, r in names]
+    value = [build(r) for r in result]
+    for k, v in new:
+        user[k] = v
+    for k in deleted:
+        user.pop(k, None)
+    if printed:
+        sys.stdout.write("".join(printed))
+    return value[0] if value else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if isinstance(a, (float, complex, np.generic)):
+        return guards._key(a) == guards._key(b)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _short(v: Any) -> str:
+    return guards._short(v)
+
+
+# -- the cache ----------------------------------------------------------------------------------
+
+class PlanCache:
+    """Per cell (source + options): up to ``PER_CELL`` entries, most recently used first."""
+
+    def __init__(self) -> None:
+        self.cells: "OrderedDict[tuple, list[Entry]]" = OrderedDict()
+        self.stats: dict[tuple, dict] = {}
+
+    def lookup(self, key: tuple, user: dict) -> tuple[Entry | None, list[str]]:
+        entries = self.cells.get(key)
+        if not entries:
+            return None, ["no plan recorded for this cell yet (first run, or the cache was cleared)"]
+        first: list[str] = []
+        for i, e in enumerate(entries):
+            misses = guards.check(e.guards, user)
+            if not misses:
+                entries.insert(0, entries.pop(i))
+                self.cells.move_to_end(key)
+                return e, []
+            if not first:
+                first = misses
+        return None, first
+
+    def store(self, key: tuple, entry: Entry) -> None:
+        entries = self.cells.setdefault(key, [])
+        entries.insert(0, entry)
+        del entries[PER_CELL:]
+        self.cells.move_to_end(key)
+        while self.nbytes > MAX_BYTES and self.cells:  # the least recently used cell loses its oldest entry
+            oldest = next(iter(self.cells))
+            lst = self.cells[oldest]
+            lst.pop()
+            if not lst:
+                del self.cells[oldest]
+
+    def note(self, key: tuple, state: str, reasons: list[str]) -> str | None:
+        """Count consecutive re-traces; the advice to warn with when a cell keeps missing."""
+        st = self.stats.setdefault(key, {"hit": 0, "miss": 0, "unreplayable": 0, "row": 0})
+        st[state] = st.get(state, 0) + 1
+        if state == "hit":
+            st["row"] = 0
+            return None
+        if state == "miss" and reasons and not reasons[0].startswith("no plan recorded"):
+            st["row"] += 1
+        if st["row"] == STORM:
+            why = reasons[0] if reasons else "?"
+            if ": value " in why:
+                advice = ("a Python scalar baked into the plan changes every run: keep it in a 0-d array "
+                          "(alpha = np.array(0.5)) so it becomes a kernel input instead of a guard")
+            elif ": shape " in why:
+                advice = "the input shapes change every run: each new shape is a new plan (at most 8 are kept)"
+            elif "line " in why:
+                advice = "data read by Python (if/print of a value, int()/float()) steers the cell differently " \
+                         "each run: move that decision out of the cell or express it with np.where"
+            else:
+                advice = "what the cell reads changes every run; see miss_reasons"
+            return f"recompile storm: this cell was traced {STORM} times in a row ({why}). {advice}."
+        return None
+
+    @property
+    def nbytes(self) -> int:
+        return sum(e.nbytes for es in self.cells.values() for e in es)
+
+    def clear(self) -> None:
+        self.cells.clear()
+        self.stats.clear()
+
+    def describe(self) -> str:
+        if not self.cells:
+            return "plan cache: empty"
+        n = sum(len(es) for es in self.cells.values())
+        lines = [f"plan cache: {len(self.cells)} cell{'s' * (len(self.cells) != 1)}, {n} entr"
+                 f"{'ies' if n != 1 else 'y'}, {self.nbytes} bytes held (limit {MAX_BYTES})"]
+        for key, es in self.cells.items():
+            source, backend, fuse = key
+            first = (source.strip().splitlines() or [""])[0]
+            st = self.stats.get(key, {})
+            lines.append(f"- [{backend}{'' if fuse else ', no fuse'}] {first[:60]!r}: {len(es)} entr"
+                         f"{'ies' if len(es) != 1 else 'y'}, {st.get('hit', 0)} hits, {st.get('miss', 0)} misses")
+            for i, e in enumerate(es):
+                lines.append(f"    entry {i}: {len(e.guards)} guards, {sum(s[0] == 'eval' for s in e.steps)} plans, "
+                             f"{e.hits} hits")
+                lines += [f"      {t}" for t in e.texts[:12]]
+                if len(e.texts) > 12:
+                    lines.append(f"      ... {len(e.texts) - 12} more")
+        return "\n".join(lines)
+
+
+PLAN_CACHE = PlanCache()
+
+
+def warn_storm(message: str) -> None:
+    warnings.warn(message, RecompileWarning, stacklevel=3)
+
+
+__all__ = ["PLAN_CACHE", "PlanCache", "Tape", "Entry", "replay", "Abandon", "RecompileWarning", "io", "time"]
