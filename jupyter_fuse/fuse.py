@@ -146,7 +146,7 @@ class _Partitioner:
         if node.op == "setitem":
             return []
         if family(node.op) == "reduce":
-            shape, axes, kind, role = node.args[0].shape, _axes(node), "reduce", "red"
+            shape, axes, kind, role = node.args[0].shape, reduce_axes(node), "reduce", "red"
         else:
             shape, axes, kind, role = node.shape, (), "ew", "pro"
         return [(k, role) for k in reversed(self.kernels)
@@ -177,8 +177,8 @@ class _Partitioner:
                 return None, f"reduction boundary: `{node.op}` needs the complete result of `{src.op}`{at}"
             if k.shape != a.shape:
                 return None, f"shape change: {k.shape} -> {a.shape}"
-            if k.kind == "reduce" and k.axes != _axes(node):
-                return None, f"a reduction over other axes {_axes(node)} than {k.name}'s {k.axes}"
+            if k.kind == "reduce" and k.axes != reduce_axes(node):
+                return None, f"a reduction over other axes {reduce_axes(node)} than {k.name}'s {k.axes}"
             return "red"
         if phase == "pro":
             if node.shape == k.shape:
@@ -231,7 +231,7 @@ class _Partitioner:
 
     def _join(self, k: Kernel, node: Node, role: str) -> None:
         if role == "red" and k.kind == "ew":
-            k.kind, k.axes = "reduce", _axes(node)
+            k.kind, k.axes = "reduce", reduce_axes(node)
         if node.op == "setitem":
             k.kind = "scatter"
         k.nodes.append(node)
@@ -244,7 +244,7 @@ class _Partitioner:
     def _new(self, kind: str, node: Node, reason: str = "") -> Kernel:
         shape, axes = node.shape, ()
         if kind == "reduce":
-            shape, axes = node.args[0].shape, _axes(node)
+            shape, axes = node.args[0].shape, reduce_axes(node)
         elif kind == "scatter":
             shape = node.params[1]
         k = Kernel(f"k{len(self.kernels)}", kind, shape, [node], axes=axes, reason=reason,
@@ -402,12 +402,13 @@ def _kind_alone(node: Node) -> str:
     return "ew" if fam in ("elementwise", "source") else "single"
 
 
-def _axes(node: Node) -> tuple[int, ...]:
+def reduce_axes(node: Node) -> tuple[int, ...]:
     axis = dict(node.params)["axis"]
     nd = node.args[0].ndim
     if axis is None:
         return tuple(range(nd))
-    return (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(a for a in axes if 0 <= a < nd)  # NumPy lets a 0-d array reduce over axis 0 or -1
 
 
 def _line(lines: dict, node: Node) -> str:

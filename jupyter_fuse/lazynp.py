@@ -46,13 +46,17 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     s.record_fallback(what, reason)
     bufs = list({id(lz._buf): lz._buf for lz in others}.values())
     values = s.evaluate([lz._current() for lz in others] + [b.node for b in bufs])
+    cause = f"fallback to NumPy: {what} needs its arguments on the host"
+    storages = [s.to_host(v, cause, fallback=what) for v in values[len(others):]]  # first: views derive from them
+    values = [s.to_host(v, cause, lazy=lz, fallback=what) for lz, v in zip(others, values)]
     sub = {id(lz): (v[()] if lz.scalar else v) for lz, v in zip(others, values)}
-    _register_storage(s, bufs, values[len(others):])
+    _register_storage(s, bufs, storages)
     if real_target is not None:
         sub[id(target)] = real_target
     t0 = time.perf_counter()
     result = func(*_replace(args, sub), **_replace(kwargs, sub))
     elapsed = time.perf_counter() - t0
+    s.note_eager(result, what)
     s.report.times["run"] += elapsed
     s.report.kernel_list.append({"name": s.next_kernel_name(), "ops": [what],
                                  "lines": [ln for ln in [s.line()] if ln is not None],
@@ -216,6 +220,12 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, **kw: Any) -> Any:
         raise Unsupported("clip(**kwargs)")
     a = _lazy(a)
     np.clip(np.zeros((), a.dtype), views_probe(a_min), views_probe(a_max))  # NumPy validates
+    if a.dtype.kind in "iu":  # NumPy's _clip: out-of-range Python int bounds are no bounds (NEP 50)
+        info = np.iinfo(a.dtype)
+        a_min = None if type(a_min) is int and a_min <= info.min else a_min
+        a_max = None if type(a_max) is int and a_max >= info.max else a_max
+    if a_min is None and a_max is None:
+        return elementwise("positive", [a])
     if a_min is None:  # NumPy's own clip does exactly this
         return elementwise("minimum", [a, a_max])
     if a_max is None:

@@ -46,9 +46,20 @@ def _shared(name: str, cls: Any) -> Any:
     return _INSTANCES[name]
 
 
-def get_backend(name: str) -> Backend:
+def get_backend(name: str, *, dry_run: bool = False, keep: bool = False) -> Backend:
+    """The backend called ``name``. ``dry_run``: the cupy backend's kernels are rendered and
+    compiled (NVRTC, no GPU needed) but the cell computes with NumPy; ``keep``: cupy results
+    stay on the device as CuPy arrays. A fresh cupy backend per run: it holds the run's ledger."""
     if name not in CHOICES:
         raise ValueError(f"unknown backend {name!r}: choose one of {', '.join(CHOICES)}")
+    if dry_run:
+        if name not in ("auto", "cupy"):
+            raise BackendUnavailable(f"--dry-run compiles the CUDA kernels of -b cupy; it does not apply to -b {name}")
+        from .cupy import DryRunBackend
+
+        return DryRunBackend(keep=keep)
+    if keep and name not in ("auto", "cupy"):
+        raise BackendUnavailable(f"--keep leaves results on the GPU (-b cupy); -b {name} computes in host memory")
     if name == "auto":
         name = "cupy" if cuda_available() else "cpu"
     if name == "numpy":
@@ -64,6 +75,6 @@ def get_backend(name: str) -> Backend:
     if not cuda_available():
         raise BackendUnavailable("-b cupy needs a usable CUDA device and none was found; "
                                  "use -b cpu (or --dry-run to compile the CUDA kernels without a GPU)")
-    from .cupy import CupyBackend  # type: ignore[import-not-found]
+    from .cupy import CupyBackend
 
-    return CupyBackend()
+    return CupyBackend(keep=keep)

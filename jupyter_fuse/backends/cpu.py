@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__, views
-from ..fuse import Kernel
+from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import family
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
@@ -233,10 +233,7 @@ def _render_check(node: Node) -> str | None:
     """None if a kernel holding just this node renders; else why not."""
     kind = "reduce" if family(node.op) == "reduce" else "scatter" if node.op == "setitem" else "ew"
     shape = node.args[0].shape if kind == "reduce" else node.params[1] if kind == "scatter" else node.shape
-    axes = ()
-    if kind == "reduce":
-        axis = dict(node.params)["axis"]
-        axes = tuple(range(node.args[0].ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = reduce_axes(node) if kind == "reduce" else ()
     k = Kernel("check", kind, shape, [node], axes=axes, phase={node: "red" if kind == "reduce" else "pro"},
                outputs=[node])
     try:

@@ -610,7 +610,7 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     space, axes = k.shape, k.axes
     nd = len(space)
     outer = [d for d in range(nd) if d not in axes]
-    full = not outer
+    full = not outer and bool(axes)  # a 0-d reduction (axis=() or a 0-d input) has neither
     stage = k.stage
     reds = [n for n in k.nodes if k.phase[n] == "red"]
     pro = [n for n in k.nodes if k.phase[n] == "pro"]
@@ -624,8 +624,10 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
 
     def flat_index(r: Node) -> str:
         axis = dict(r.params)["axis"]
+        if r.op not in ("argmax", "argmin"):
+            return "0"  # only argmax/argmin need the position
         if axis is not None:
-            return var(axis)
+            return var(axis) if 0 <= axis < nd else "0"
         terms, stride = [], 1
         for d in reversed(range(nd)):
             terms.append(f"{var(d)} * {stride}" if stride != 1 else var(d))

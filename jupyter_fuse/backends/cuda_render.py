@@ -762,12 +762,12 @@ def _render_reduce(ctx: _Ctx) -> CudaRendered:
         for r in todo:
             j = reds.index(r)
             T = "double" if r.op in ("var", "std") else ctype(acc_dtype(r))
-            out.append(f"    {T} x_ = sh{j}[threadIdx.x], y_ = sh{j}[threadIdx.x + w];")
+            out.append(f"    {{ {T} x_ = sh{j}[threadIdx.x], y_ = sh{j}[threadIdx.x + w];")
             arg = r.op in ("argmax", "argmin")
             if arg:
-                out.append(f"    long long x__i = sh{j}_i[threadIdx.x], y__i = sh{j}_i[threadIdx.x + w];")
-            out += ["    " + s for s in _merge(r, "x_", "y_", r.args[0].dtype)]
-            out.append(f"    sh{j}[threadIdx.x] = x_;" + (f" sh{j}_i[threadIdx.x] = x__i;" if arg else ""))
+                out.append(f"      long long x__i = sh{j}_i[threadIdx.x], y__i = sh{j}_i[threadIdx.x + w];")
+            out += ["      " + s for s in _merge(r, "x_", "y_", r.args[0].dtype)]
+            out.append(f"      sh{j}[threadIdx.x] = x_;" + (f" sh{j}_i[threadIdx.x] = x__i;" if arg else "") + " }")
         out.append("  }")
         out.append("  __syncthreads();")
         out.append("}")

@@ -258,6 +258,7 @@ class _CudaBase:
         self._h2d: dict[int, tuple[Any, Any]] = {}  # id(host array) -> (host, device twin)
         self._host: dict[int, tuple[Any, Any]] = {}  # id(device value) -> (device, host copy)
         self._ledger: Ledger | None = None
+        self._report: Any = None
 
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
@@ -308,7 +309,7 @@ class _CudaBase:
 
     def device_value(self, node: Node, values: dict, report: Any, kernel: Kernel | None = None) -> Any:
         """The device copy of a value a kernel reads (views resolved on the device)."""
-        if node.op == "view" and node not in values:
+        if node.op == "view":  # through the storage: the real run copies whole inputs, once
             return self._view(self.device_value(node.args[0], values, report, kernel), node.params)
         value = values[node]
         if not isinstance(value, np.ndarray) or self._is_device(value):
@@ -486,11 +487,8 @@ def _kernel_bytes(kernel: Kernel, r: CudaRendered, values_nbytes: dict[Node, int
     return read, written
 
 
-_RENDERED: dict[tuple, CudaRendered] = {}
-
-
 def render_cached(kernel: Kernel) -> CudaRendered:
-    return render(kernel)
+    return render(kernel)  # cheap; the compiled module is what is cached (by source text)
 
 
 def launch_config(kernel: Kernel, r: CudaRendered, sms: int = 132) -> dict[str, Any]:
@@ -737,8 +735,6 @@ class CupyBackend(_CudaBase):
         self._events[-1][2].synchronize()
         for e, start, end in self._events:
             e["device_time"] = self._cp.cuda.get_elapsed_time(start, end) / 1e3
-        report.times.setdefault("device", 0.0)
-        report.times["device"] = report.times.get("device", 0.0) + sum(e["device_time"] for e, _, _ in self._events)
         self._events.clear()
 
 

@@ -1,0 +1,357 @@
+"""The cupy backend without a GPU: every kernel shape and dtype rendered as CUDA and compiled by NVRTC
+(``--dry-run``), results against NumPy, and the transfer ledger a real run would keep.
+
+Strict mode (tests/conftest.py) turns a kernel that fails to render or compile into a test failure,
+so a rendering bug fails CI although CI has no GPU. The GPU twins of these tests are in
+test_cuda_gpu.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from harness import check
+from test_cpu import BINARY, DTYPES, SETUP, UNARY, _numpy_accepts, _values
+
+import jupyter_fuse as jf
+from jupyter_fuse.backends import BackendUnavailable, cuda_available, get_backend
+from jupyter_fuse.backends import cupy as jc
+from jupyter_fuse.backends import cuda_render
+
+DRY = dict(backend="cupy", dry_run=True)
+
+
+def dry(src: str, setup: str, **kw):
+    """check() on the dry run: results are NumPy's, every fused kernel compiled for sm_90."""
+    f = check(src, setup, **DRY, **kw)
+    assert f.report is not None, f"the cell raised: {f.error!r}"
+    fused = [k for k in f.report.kernel_list if k.get("source")]
+    for k in fused:
+        assert k["compiled"] is True and "sm_90" in k["archs"], k
+        assert k["source"].lstrip().startswith("#define BLOCK")
+    return f
+
+
+def fused_kernels(f) -> list[dict]:
+    return [k for k in f.report.kernel_list if k.get("source")]
+
+
+# -- every op and dtype -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_unary_op(dtype):
+    sample = np.zeros(2, dtype)
+    ops = [op for op in UNARY if _numpy_accepts(op, sample)]
+    src = "\n".join(f"r_{op} = np.{op}(x)" for op in ops)
+    f = dry(src, f"x = {_values(dtype)}")
+    assert len(fused_kernels(f)) == 1, f.report
+
+
+@pytest.mark.parametrize("left,right", [(d, d) for d in DTYPES] + [
+    ("int8", "int64"), ("uint8", "int8"), ("int32", "float32"), ("uint64", "int64"), ("bool", "int16"),
+    ("float32", "float64"), ("uint16", "float32"), ("int64", "float64")])
+def test_every_binary_op(left, right):
+    a, b = np.zeros(2, left), np.ones(2, right)
+    ops = [op for op in BINARY if _numpy_accepts(op, a, b)]
+    if np.result_type(a, b).kind in "iu":  # integer power with negative array exponents raises (eagerly)
+        ops.remove("power")
+    src = "\n".join(f"r_{op} = np.{op}(x, y)" for op in ops)
+    f = dry(src, f"x = {_values(left)}\ny = {_values(right, seed=1)}")
+    assert len(fused_kernels(f)) == 1, f.report
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_python_and_numpy_scalars_are_kernel_arguments(dtype):
+    scalars = [s for s in ["3", "-2", "0.5", "True", "np.float32(2.5)", "np.int8(-3)"]
+               if _numpy_accepts("add", np.zeros(1, dtype), eval(s))]  # NEP 50: uint8 + -2 raises
+    lines = []
+    for i, s in enumerate(scalars):
+        lines += [f"a{i} = x + {s}", f"b{i} = x * {s} - x", f"c{i} = x > {s}", f"d{i} = np.maximum(x, {s})"]
+    f = dry("\n".join(lines), f"x = {_values(dtype)}")
+    (k,) = fused_kernels(f)
+    assert "const " in k["source"] and " p0" in k["source"]  # scalars are arguments, not literals
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reductions_on_each_axis(dtype):
+    ops = ["sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "mean", "var", "std"]
+    if np.dtype(dtype).kind == "b":
+        ops.remove("var"), ops.remove("std"), ops.remove("mean")
+    lines = []
+    for op in ops:
+        for axis in ("None", "0", "1", "(0, 1)" if op not in ("argmax", "argmin") else "-1"):
+            lines.append(f"r_{op}_{len(lines)} = x.{op}(axis={axis})")
+        if op not in ("argmax", "argmin"):
+            lines.append(f"r_{op}_{len(lines)} = np.{op}(x, axis=1, keepdims=True)")
+    f = dry("\n".join(lines), f"x = ({_values(dtype, 24)}).reshape(4, 6)")
+    modes = {k["mode"] for k in fused_kernels(f)}
+    assert modes == {"full", "block"}, modes
+
+
+def test_reductions_over_three_axes_and_strided_inputs():
+    dry("""
+a = x.sum(axis=(0, 2))
+b = x[::-1, :, ::2].max(axis=1, keepdims=True)
+c = x.transpose(2, 0, 1).argmin(axis=2)
+d = x[:, 1].mean()
+e = x.std(axis=(1, 2), ddof=1)
+""", "x = np.random.default_rng(0).normal(size=(3, 4, 5))")
+
+
+def test_astype_every_pair():
+    lines = [f"r_{i} = x.astype('{t}')" for i, t in enumerate(DTYPES)]
+    for src_dt in DTYPES:
+        if np.dtype(src_dt).kind != "f":
+            dry("\n".join(lines), f"x = {_values(src_dt)}")
+    for src_dt in ("float32", "float64"):
+        dry("\n".join(lines), f"x = np.array([0.0, -0.0, 0.5, 1.9, 7.0, 100.7, 127.0, 3.0, 0.25], '{src_dt}')")
+
+
+def test_overflow_division_by_zero_nan_inf():
+    dry("""
+a = x + np.int8(100)
+b = x // y
+c = x % y
+d = np.int8(-128) // np.int8(-1) + x * 0
+f = fx / fy
+g = fx // fy
+h = fx % fy
+i = np.where(np.isnan(f), -1.0, f)
+j = np.clip(fx, -1.0, 2.0) + np.clip(x, -3, 4)
+k = x ** 3 + np.abs(x) + (x << 2) + (x >> 9)
+""", """
+x = np.array([100, -128, 127, 5, -7, 0], dtype=np.int8)
+y = np.array([0, -1, 3, 0, 2, -3], dtype=np.int8)
+fx = np.array([1.0, -1.0, 0.0, np.inf, np.nan, 5.5])
+fy = np.array([0.0, 0.0, 0.0, 2.0, 1.0, -2.0])
+""")
+
+
+def test_views_broadcasts_creation_and_multi_output():
+    f = dry("""
+t = np.linspace(0.0, 1.0, 101)
+a = np.arange(101) * 0.5
+y = np.sin(t * 3.0) + a + x[::-1] + m[None, 0, :101][0] + 2 * np.ones(101)
+z = np.arange(3, 300, 3).astype(np.float32) / 7
+w = np.arange(0.1, 10.0, 0.3) * 2
+e = np.eye(5, k=1) * 3 + np.full((5, 5), 2.5)
+o = m.T * x[None, :101].T
+""", "x = np.random.default_rng(0).random(202)[::2]\nm = np.random.default_rng(1).random((2, 202))")
+    multi = [k for k in fused_kernels(f) if k["source"].count("* __restrict__ out") > 1]
+    assert multi, "t, a and y are three outputs of one kernel"
+    assert any("in0_t1" in k["source"] for k in fused_kernels(f))  # strides are arguments
+
+
+def test_assignment_through_views_is_a_scatter_kernel():
+    f = dry("""
+u = g.copy()
+u[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
+g[0] = -1
+g[:, 3] += 10
+h = g.T.copy()
+h[::2] *= 2
+""", "g = np.random.default_rng(0).random((6, 7))")
+    assert any("dst[" in k["source"] for k in fused_kernels(f))
+
+
+# -- kernel counts of the canonical programs (CUDA kernels are not staged: see the module docstring) --
+
+CUDA_PROGRAMS = {
+    "black_scholes": 1, "softmax": 3, "layernorm": 3, "variance_in_one_kernel": 2, "stencil": 1,
+    "time_loop": 1, "relu_layer": 2, "nbody": 1, "reduce_then_scale": 1,
+}
+
+
+@pytest.mark.parametrize("name", list(CUDA_PROGRAMS))
+def test_kernel_counts(name):
+    from test_cpu import PROGRAMS
+
+    src, _ = PROGRAMS[name]
+    f = dry(src, SETUP, expect_kernels=CUDA_PROGRAMS[name])
+    assert f.report.kernels == CUDA_PROGRAMS[name]
+    assert not f.report.fallbacks
+    if name == "relu_layer":
+        (lib,) = [k for k in f.report.kernel_list if k["kind"] == "single"]
+        assert "cuBLAS" in lib["route"]
+
+
+# -- the transfer ledger ------------------------------------------------------------------------
+
+def ledger(src: str, ns: dict, **kw) -> jf.Report:
+    return jf.run_cell(src, ns, backend="cupy", dry_run=True, **kw)
+
+
+def rows(report) -> list[tuple]:
+    return [(t["direction"], t["bytes"], t["name"], t["cause"]) for t in report.transfers]
+
+
+def test_inputs_go_once_results_come_back_once():
+    x = np.random.default_rng(0).random(1000)
+    r = ledger("a = np.sin(x) + x\nb = np.cos(x) * 2\nc = a.sum() + x.max()", {"np": np, "x": x})
+    assert rows(r)[0] == ("h2d", 8000, "x", "input")
+    assert sum(t["direction"] == "h2d" for t in r.transfers) == 1  # x once, although three kernels read it
+    assert sorted((d, n, c) for d, b, n, c in rows(r) if d == "d2h") == [
+        ("d2h", "a", "result"), ("d2h", "b", "result"), ("d2h", "c", "result")]
+    assert r.bytes_h2d == 8000 and r.bytes_d2h == 8000 + 8000 + 8
+    assert "h2d 7.8 KiB" in r.summary()
+
+
+def test_syncs_copy_back_at_their_line_and_only_once():
+    x = np.random.default_rng(0).random(100)
+    r = ledger("y = np.sin(x) * 2\nif y.sum() > 0:\n    z = y + 1\nprint(float(y[3]))\n", {"np": np, "x": x})
+    syncs = [t for t in r.transfers if t["cause"].startswith("sync")]
+    assert [(t["line"], t["bytes"]) for t in syncs] == [(2, 8), (4, 8)]
+    assert "at line 2" in syncs[0]["cause"] and "bool" in syncs[0]["cause"]
+    results = [t for t in r.transfers if t["cause"] == "result"]
+    assert sorted(t["name"] for t in results) == ["y", "z"]
+
+
+def test_arrays_made_in_the_cell_are_made_on_the_device():
+    r = ledger("a = np.zeros((100, 10)) + np.arange(10)\ns = np.linspace(0, 1, 50).sum()", {"np": np})
+    assert not [t for t in r.transfers if t["direction"] == "h2d"]
+    assert {t["name"] for t in r.transfers} == {"a", "s"}
+
+
+def test_in_place_update_of_an_input_comes_back_into_the_users_array():
+    x = np.arange(10.0)
+    r = ledger("x += 1\nx[::2] *= 3", {"np": np, "x": x})
+    assert [(d, b, n) for d, b, n, _ in rows(r)] == [("h2d", 80, "x"), ("d2h", 80, "x")]
+    np.testing.assert_array_equal(x, np.where(np.arange(10) % 2 == 0, 3, 1) * (np.arange(10.0) + 1))
+
+
+def test_numpy_fallback_transfers_are_recorded_with_the_fallback():
+    x = np.random.default_rng(0).random(100)
+    r = ledger("y = np.exp(x)\ns = np.sort(y)\nz = s * 2 + 1", {"np": np, "x": x})
+    (fb,) = r.fallbacks
+    assert fb["op"] == "np.sort"
+    causes = [(t["direction"], t["cause"]) for t in fb["transfers"]]
+    assert causes[0][0] == "d2h" and "np.sort" in causes[0][1]
+    assert ("h2d", "fallback to NumPy: the result of np.sort goes back to the device") in causes
+    assert [t["direction"] for t in r.transfers] == ["h2d", "d2h", "h2d", "d2h", "d2h"]  # x; y out; s in; y, z
+
+
+def test_random_draws_are_numpys_and_go_to_the_device_once():
+    r = ledger("a = np.random.normal(size=100)\nb = a * 2 + np.sin(a)", {"np": np})
+    (h2d,) = [t for t in r.transfers if t["direction"] == "h2d"]
+    assert "random draw" in h2d["cause"] and h2d["bytes"] == 800
+
+
+def test_unsupported_dtypes_run_as_cupy_functions_without_transfers():
+    x = np.random.default_rng(0).random(50)
+    r = ledger("h = x.astype(np.float16)\ny = np.sin(h)\nc = x.astype(np.complex128) * 1j", {"np": np, "x": x})
+    singles = [k for k in r.kernel_list if k["kind"] == "single"]
+    assert singles and all(k["route"].startswith(("cupy.", "CuPy")) for k in singles)
+    assert [t["direction"] for t in r.transfers if t["name"] == "x"] == ["h2d"]
+
+
+def test_object_and_string_arrays_fall_back_with_the_reason():
+    ns = {"np": np, "x": np.arange(3.0), "o": np.array([1, "a", None], dtype=object)}
+    r = ledger("y = x * 2\nz = o[:2]\nw = y + np.array([1.0, 2.0, 3.0], dtype=object)", ns)
+    assert r.fallbacks and "not traced" in r.fallbacks[0]["reason"]
+    assert list(ns["w"]) == [1.0, 4.0, 7.0]
+
+
+def test_keep_leaves_results_on_the_device():
+    x = np.random.default_rng(0).random(100)
+    ns = {"np": np, "x": x}
+    r = ledger("y = np.sin(x)\ns = y.sum()", ns, keep=True)
+    assert [(t["direction"], t["name"]) for t in r.transfers] == [("h2d", "x"), ("d2h", "s")]  # 0-d: a scalar
+    assert r.options["keep"] is True
+
+
+def test_the_ledger_is_json_and_the_dashboard_reads_it():
+    from jupyter_fuse.dashboard import stats
+
+    r = ledger("y = np.sin(x)", {"np": np, "x": np.zeros(10)})
+    d = r.to_dict()
+    assert [t["direction"] for t in stats.transfer_rows(d)] == ["h2d", "d2h"]
+    assert "host->device 80 B" in stats.transfers_note(d)
+
+
+# -- launch shapes, compile errors, bad input ----------------------------------------------------
+
+def test_launch_config_is_a_pure_function_of_the_kernel():
+    r = ledger("a = x.sum()\nb = x.sum(axis=1)\nc = x * 2", {"np": np, "x": np.zeros((300, 7))})
+    by_mode = {k["mode"]: k for k in fused_kernels_r(r)}
+    assert by_mode["full"]["launch"] == {"nout": 1, "nred": 2100, "nparts": 9, "grids": [9, 1]}
+    assert by_mode["block"]["launch"] == {"nout": 300, "nred": 7, "grids": [300]}
+    assert by_mode["block"]["block"] == 32  # seven reduced elements: one warp per row
+    assert by_mode["ew"]["launch"] == {"n": 2100, "grids": [9]}
+
+
+def fused_kernels_r(r) -> list[dict]:
+    return [k for k in r.kernel_list if k.get("source")]
+
+
+def test_a_kernel_that_does_not_compile_runs_on_the_cpu_and_says_why(monkeypatch, capsys):
+    monkeypatch.delenv("JUPYTER_FUSE_STRICT", raising=False)
+    real = cuda_render.render
+
+    def broken(kernel):
+        r = real(kernel)
+        r.source = r.source.replace("sin(", "no_such_function(")
+        return r
+
+    monkeypatch.setattr(jc, "render", broken)
+    x = np.random.default_rng(0).random(100)
+    ns = {"np": np, "x": x}
+    r = jf.run_cell("y = np.sin(x) * 2 + 1", ns, backend="cupy", dry_run=True)
+    np.testing.assert_allclose(ns["y"], np.sin(x) * 2 + 1)
+    err = capsys.readouterr().err
+    assert "CUDA kernel k0" in err and "failed to compile" in err and "no_such_function" in err
+    assert "runs on the CPU backend instead" in err and "identifier" in err  # NVRTC's own log
+    assert any(line.lstrip().startswith(">") for line in err.splitlines())  # the offending line, marked
+    (k,) = r.kernel_list
+    assert k["compiled"] is False and "no_such_function" in k["cuda_source"] and "did not compile" in k["fallback"]
+
+
+def test_a_compile_error_is_an_error_in_strict_mode(monkeypatch):
+    real = cuda_render.render
+
+    def broken(kernel):
+        r = real(kernel)
+        r.source = r.source.replace("cos(", "cos((")
+        return r
+
+    monkeypatch.setattr(jc, "render", broken)
+    with pytest.raises(jc.CudaCompileError, match="k0"):
+        jf.run_cell("y = np.cos(x)", {"np": np, "x": np.zeros(3)}, backend="cupy", dry_run=True)
+
+
+@pytest.mark.skipif(cuda_available(), reason="a CUDA device is present")
+def test_cupy_without_a_device_names_dry_run_and_cpu():
+    with pytest.raises(BackendUnavailable, match=r"-b cpu.*--dry-run"):
+        get_backend("cupy")
+    with pytest.raises(BackendUnavailable, match="--dry-run"):
+        get_backend("cpu", dry_run=True)
+    with pytest.raises(BackendUnavailable, match="--keep"):
+        get_backend("numpy", keep=True)
+
+
+def test_the_magic_takes_dry_run(capsys):
+    from IPython.testing.globalipapp import start_ipython
+    from IPython import get_ipython
+
+    ip = start_ipython() or get_ipython()
+    ip.run_line_magic("load_ext", "jupyter_fuse")
+    try:
+        ip.user_ns.update({"np": np, "x": np.arange(6.0)})
+        ip.run_cell_magic("fuse", "-b cupy --dry-run -o r", "y = np.sin(x) * 2")
+        out = capsys.readouterr().out
+        assert "fuse[cupy --dry-run]" in out and "1/1 CUDA kernels compiled" in out
+        assert ip.user_ns["r"].kernel_list[0]["compiled"] is True
+        np.testing.assert_allclose(ip.user_ns["y"], np.sin(np.arange(6.0)) * 2)
+    finally:
+        for k in ("y", "r"):
+            ip.user_ns.pop(k, None)
+        ip.run_line_magic("unload_ext", "jupyter_fuse")
+
+
+def test_sample_in_the_docstring_is_what_the_renderer_emits():
+    r = ledger("y = np.sin(x) ** 2 + c", {"np": np, "x": np.zeros(10)[::2], "c": 1.5})
+    (k,) = r.kernel_list
+    body = [ln.strip() for ln in k["source"].splitlines() if ln.strip().startswith("const double v")]
+    assert body == ["const double v0 = in0[i0 * in0_t0];", "const double v1 = sin(v0);",
+                    "const double v2 = (v1 * v1);", "const double v3 = (v2 + p0);"]
+    for line in body:
+        assert line in cuda_render.__doc__
