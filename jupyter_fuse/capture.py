@@ -11,6 +11,7 @@ object with its concrete value, so nothing lazy escapes.
 from __future__ import annotations
 
 import builtins
+import sys
 import types
 from typing import Any
 
@@ -64,6 +65,8 @@ class Namespace(dict):
         if key in self.deleted or key not in self.user:
             raise KeyError(key)  # Python then tries builtins
         value = self.user[key]
+        if key not in self.reads and self.session.tape is not None:
+            self.session.tape.read(key, value)  # guards now, before the cell can touch it
         self.reads.setdefault(key, value)
         wrapped = wrap_value(self.session, value)
         dict.__setitem__(self, key, wrapped)
@@ -101,9 +104,40 @@ class _Builtins(dict):
         real = vars(real) if isinstance(real, types.ModuleType) else real
         super().__init__((k, v) for k, v in real.items() if k not in ns.user)  # the user's names shadow
         self.ns = ns
+        if "print" in self:
+            self["print"] = _recording_print(ns.session, self["print"])
 
     def __missing__(self, key: str) -> Any:
         return self.ns[key]
+
+
+def _recording_print(s: Session, real_print: Any) -> Any:
+    """``print``: the same text; under the plan cache the call is recorded, so that a replay prints
+    the new values (the values printed are then not guards)."""
+    def print(*args: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: bool = False) -> None:
+        tape = s.tape
+        if tape is None or file is not None or not isinstance(sep or "", str) or not isinstance(end or "", str):
+            if tape is not None and file is not None:
+                tape.unreplayable("print(file=...) writes to a file")
+            return real_print(*args, sep=sep, end=end, file=file, flush=flush)
+        sep, end = " " if sep is None else sep, "\n" if end is None else end
+        items, parts = [], []
+        for a in args:
+            if isinstance(a, LazyArray):
+                value = a._value("str()/print")
+                items.append(("node", a._current(), a.scalar))
+                parts.append(str(value))
+            else:
+                text = str(a)
+                items.append(("text", text))
+                parts.append(text)
+        tape.on_print(items, sep, end)
+        out = sys.stdout
+        out.write(sep.join(parts) + end)
+        if flush:
+            out.flush()
+
+    return print
 
 
 # -- the hand-back ---------------------------------------------------------------------------
@@ -116,6 +150,8 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
     lazies = _find_lazies(roots)
     bufs = list({id(b): b for b in [lz._buf for lz in lazies] + [b for b in s.buffers.values() if b.dirty]}.values())
     values = s.evaluate([b.node for b in bufs])
+    if s.tape is not None:
+        s.tape.on_finalize(ns, bufs, list(extra))
     storage: dict[int, np.ndarray] = {}  # id(buffer) -> its concrete storage
     claimed: set[int] = set()
     for buf, value in zip(bufs, values):

@@ -24,6 +24,8 @@ class FuseMagics(Magics):
     @argument("--expect-kernels", type=int, metavar="N", default=None,
               help="raise an error if the cell launched more than N kernels")
     @argument("--no-fuse", action="store_true", help="one kernel per op on the same backend")
+    @argument("--no-cache", action="store_true",
+              help="trace the cell even if its plan is cached, and do not cache this run")
     @argument("--compare", action="store_true",
               help="also run the cell eagerly on NumPy, check the results agree (dtypes too) and show both")
     @cell_magic
@@ -51,6 +53,8 @@ class FuseMagics(Magics):
         try:
             comparison = None
             opts = dict(fuse=not args.no_fuse, expect_kernels=args.expect_kernels, filename=self._cell_filename(cell))
+            if args.no_cache:
+                opts.update(cache=False)
             if args.compare:  # eager NumPy on a copy first, then the fused run here
                 from .dashboard.compare import compare_cell
 
@@ -65,6 +69,26 @@ class FuseMagics(Magics):
 
         show(report, comparison, quiet=args.quiet, number=self.shell.execution_count)
         return report.result
+
+    @line_magic
+    def fuse_cache(self, line: str) -> None:
+        """Show the plan cache: per cell its entries and their guards. ``--clear`` empties it.
+
+        A ``%%fuse`` cell run again with every guard of one of its entries holding
+        replays that entry's plan without tracing (``cache hit``); otherwise it is
+        traced and the summary says which guard failed and how. At most 8 entries
+        are kept per cell, and the cache's total memory is bounded.
+        """
+        from .cache import PLAN_CACHE
+
+        words = line.split()
+        if any(w not in ("--clear", "-c") for w in words):
+            raise UsageError(f"%fuse_cache takes only --clear, not {line!r}")
+        if words:
+            PLAN_CACHE.clear()
+            print("plan cache cleared")
+            return
+        print(PLAN_CACHE.describe())
 
     @line_magic
     def fuse_dashboard(self, line: str) -> None:

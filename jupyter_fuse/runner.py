@@ -24,13 +24,17 @@ class KernelCountError(AssertionError):
 
 
 def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy", *, fuse: bool = True,
-             expect_kernels: int | None = None, filename: str | None = None) -> Report:
+             expect_kernels: int | None = None, filename: str | None = None, cache: bool = True) -> Report:
     """Run ``source`` lazily against ``namespace`` (modified in place) and return its Report.
 
     The value of a final expression statement is ``report.result`` (as IPython
     would display it). When the cell raises, the namespace holds what NumPy
     would have left, ``report.error`` names the exception, and it propagates
     with its traceback cut to the user's lines.
+
+    With ``cache`` (the default) a re-run whose guards all hold replays the
+    recorded plan without running the cell's Python (``report.cache == "hit"``);
+    ``cache=False`` neither uses nor fills the plan cache.
     """
     __tracebackhide__ = True  # IPython shows the user's frames, not ours
     namespace = {} if namespace is None else namespace
@@ -38,9 +42,26 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
     filename = filename or f"<fuse-cell-{next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one
+    options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
+    key = (source, engine.name, fuse)
+    misses: list[str] = []
+    if cache:
+        hit, misses = _try_replay(key, source, namespace, engine, options)
+        if hit is not None:
+            _check_kernels(hit, expect_kernels)
+            return hit
     s = Session(engine, filename, fuse=fuse)
     s.report.source = source
-    s.report.options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
+    s.report.options = options
+    if cache:
+        from .cache import Tape
+        from .guards import scan
+
+        unreplayable = scan(source)
+        if unreplayable:
+            s.report.cache, s.report.miss_reasons = "unreplayable", unreplayable
+        else:
+            s.tape = Tape(s)
     ns = Namespace(namespace, s)
     s.namespace = ns
     result: Any = None
@@ -61,11 +82,74 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
             raise e.with_traceback(_user_traceback(e.__traceback__, filename))
     _finish(s, t0)
     s.report.result = result  # type: ignore[attr-defined]
-    if expect_kernels is not None and s.report.kernels > expect_kernels:
+    if s.tape is not None:
+        _record(s, key, ns, misses)
+    _check_kernels(s.report, expect_kernels)
+    return s.report
+
+
+def _check_kernels(report: Report, expect_kernels: int | None) -> None:
+    if expect_kernels is not None and report.kernels > expect_kernels:
         raise KernelCountError(
             f"expected at most {expect_kernels} kernel{'s' * (expect_kernels != 1)}, the cell launched "
-            f"{s.report.kernels}:\n{s.report!r}")
-    return s.report
+            f"{report.kernels}:\n{report!r}")
+
+
+def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: dict) -> tuple[Report | None, list]:
+    """A replay of the cell's plan if every guard of one of its entries holds; else why not."""
+    from .cache import PLAN_CACHE, Abandon, replay
+
+    t0 = time.perf_counter()
+    entry, misses = PLAN_CACHE.lookup(key, namespace)
+    t_guard = time.perf_counter() - t0
+    if entry is None:
+        return None, misses
+    report = Report(backend=engine.name)
+    report.source, report.options = source, options
+    try:
+        result = replay(entry, namespace, engine, report)
+    except Abandon as e:
+        return None, [str(e)]
+    except Exception as e:  # noqa: BLE001 - nothing was written: trace the cell instead
+        if os.environ.get("JUPYTER_FUSE_DEBUG"):
+            raise
+        return None, [f"the replay failed ({type(e).__name__}: {e}); traced instead"]
+    entry.hits += 1
+    PLAN_CACHE.note(key, "hit", [])
+    info = entry.report
+    report.ops, report.syncs, report.graph, report.nodes = info["ops"], list(info["syncs"]), info["graph"], info["nodes"]
+    report.cache, report.guards = "hit", entry.texts
+    report.result = result  # type: ignore[attr-defined]
+    t = report.times
+    t["guard"] = t_guard
+    t["total"] = time.perf_counter() - t0
+    t["run"] = max(0.0, t["total"] - t_guard - t["compile"])
+    return report, []
+
+
+def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:
+    """Store the traced run's tape as a cache entry, or say why it cannot be replayed."""
+    from .cache import PLAN_CACHE, warn_storm
+
+    t0 = time.perf_counter()
+    try:
+        entry = s.tape.finish(ns)
+    except Exception as e:  # noqa: BLE001 - the cache never costs the user their cell
+        if os.environ.get("JUPYTER_FUSE_DEBUG"):
+            raise
+        entry, s.tape.reasons = None, [f"recording failed: {type(e).__name__}: {e}"]
+    r = s.report
+    if entry is None:
+        r.cache, r.miss_reasons = "unreplayable", list(s.tape.reasons)
+        PLAN_CACHE.note(key, "unreplayable", r.miss_reasons)
+    else:
+        PLAN_CACHE.store(key, entry)
+        r.cache, r.guards, r.miss_reasons = "miss", entry.texts, misses
+        advice = PLAN_CACHE.note(key, "miss", misses)
+        if advice:
+            warn_storm(advice)
+    r.times["guard"] += time.perf_counter() - t0
+    r.times["total"] += time.perf_counter() - t0
 
 
 def _compile(source: str, filename: str):
