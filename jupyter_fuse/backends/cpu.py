@@ -30,7 +30,7 @@ from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import family
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
-from .numpy import as_result, resolve, run_node
+from .numpy import execute_plan, kernel_entry, resolve, run_on_numpy
 
 PARALLEL_MIN = 1 << 16  # below this many loop iterations threads cost more than they save
 PROGRESS_AFTER = 0.5  # seconds of compiling before we say so
@@ -74,27 +74,9 @@ class CpuBackend:
 
     # -- running a plan ----------------------------------------------------------------
     def execute(self, plan: Any, values: dict, report: Any) -> None:
-        for kernel, free in zip(plan.kernels, plan.free_after):
-            if kernel.kind == "single":
-                self._run_numpy(kernel, values, report, kernel.reason)
-            else:
-                self._run_fused(kernel, plan, values, report)
-            for node in free:
-                values.pop(node, None)
-        for node in plan.keep:
-            if node.op == "view" and node not in values and node.storage() in values:
-                resolve(node, values)
-        report.breaks.extend(plan.breaks)
-
-    def _run_numpy(self, kernel: Kernel, values: dict, report: Any, reason: str) -> None:
-        t0 = time.perf_counter()
-        read = 0
-        for node in kernel.nodes:
-            args = [resolve(a, values) for a in node.args]
-            read += sum(a.nbytes for a in args if isinstance(a, np.ndarray))
-            values[node] = as_result(node, run_node(node, args))
-        report.kernels += 1
-        report.kernel_list.append(_entry(kernel, time.perf_counter() - t0, read, None, reason=reason))
+        execute_plan(plan, values, report, lambda kernel: (
+            run_on_numpy(kernel, values, report, kernel.reason) if kernel.kind == "single"
+            else self._run_fused(kernel, plan, values, report)))
 
     def _run_fused(self, kernel: Kernel, plan: Any, values: dict, report: Any) -> None:
         try:
@@ -102,7 +84,7 @@ class CpuBackend:
         except CannotRender as e:  # the partitioner asked supports(); this is a bug if it happens
             if strict():
                 raise
-            return self._run_numpy(kernel, values, report, f"could not render: {e}")
+            return run_on_numpy(kernel, values, report, f"could not render: {e}")
         args, outs, dest = _arguments(kernel, rendered, plan, values)
         size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
         parallel = size >= PARALLEL_MIN and self._numba.get_num_threads() > 1
@@ -113,7 +95,7 @@ class CpuBackend:
         except Exception as e:  # numba failed on our source: never lose the cell over it
             if strict():
                 raise
-            return self._run_numpy(kernel, values, report, f"numba could not compile it: {type(e).__name__}: {e}")
+            return run_on_numpy(kernel, values, report, f"numba could not compile it: {type(e).__name__}: {e}")
         report.times["compile"] += compile_time
         t0 = time.perf_counter()
         fn(*args)
@@ -125,7 +107,7 @@ class CpuBackend:
         read = sum(np.asarray(resolve(n, values)).nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))
         written = sum(a.nbytes for a in outs) + (dest[2] if dest else 0)
         report.kernels += 1
-        report.kernel_list.append(_entry(kernel, elapsed, read, rendered.source, written=written,
+        report.kernel_list.append(kernel_entry(kernel, elapsed, read, rendered.source, written=written,
                                          compile_time=compile_time, parallel=parallel, cache=how))
 
     def _render(self, kernel: Kernel) -> Rendered:
@@ -217,16 +199,6 @@ def _arguments(kernel: Kernel, r: Rendered, plan: Any, values: dict) -> tuple[li
         args.append(target if target.ndim else target.reshape(1))
         dest = (node, storage, target.nbytes)
     return args, outs, dest
-
-
-def _entry(kernel: Kernel, elapsed: float, read: int, source: str | None, reason: str | None = None,
-           written: int | None = None, **extra: Any) -> dict:
-    return {
-        "name": kernel.name, "kind": kernel.kind, "ops": [n.op for n in kernel.nodes], "lines": kernel.lines,
-        "bytes_read": int(read),
-        "bytes_written": int(written if written is not None else sum(n.nbytes for n in kernel.outputs)),
-        "time": elapsed, "source": source, **({"fallback": reason} if reason else {}), **extra,
-    }
 
 
 def _render_check(node: Node) -> str | None:

@@ -8,7 +8,7 @@ reference interpreter the compiled backends fall back to for single ops.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -79,6 +79,42 @@ def resolve(node: Node, values: dict) -> Any:
         return value
 
 
+def execute_plan(plan: Any, values: dict, report: Any, run_kernel: Callable[[Any], None]) -> None:
+    """The loop every backend shares: each kernel in order, values freed after their last
+    reader, views of kept values made real, and the plan's breaks into the report."""
+    for kernel, free in zip(plan.kernels, plan.free_after):
+        run_kernel(kernel)
+        for node in free:
+            values.pop(node, None)
+    for node in plan.keep:
+        if node.op == "view" and node not in values and node.storage() in values:
+            resolve(node, values)
+    report.breaks.extend(plan.breaks)
+
+
+def run_on_numpy(kernel: Any, values: dict, report: Any, reason: str | None = None) -> None:
+    """A kernel's nodes one NumPy call each; ``reason`` says why when another backend does this."""
+    t0 = time.perf_counter()
+    read = 0
+    for node in kernel.nodes:
+        args = [resolve(a, values) for a in node.args]
+        read += sum(a.nbytes for a in args if isinstance(a, np.ndarray))
+        values[node] = as_result(node, run_node(node, args))
+    report.kernels += 1
+    report.kernel_list.append(kernel_entry(kernel, time.perf_counter() - t0, read, None, reason=reason))
+
+
+def kernel_entry(kernel: Any, elapsed: float, read: int, source: str | None, reason: str | None = None,
+                 written: int | None = None, **extra: Any) -> dict:
+    """One ``report.kernel_list`` entry."""
+    return {
+        "name": kernel.name, "kind": kernel.kind, "ops": [n.op for n in kernel.nodes], "lines": kernel.lines,
+        "bytes_read": int(read),
+        "bytes_written": int(written if written is not None else sum(n.nbytes for n in kernel.outputs)),
+        "time": elapsed, "source": source, **({"fallback": reason} if reason else {}), **extra,
+    }
+
+
 class NumpyBackend:
     name = "numpy"
     fuses = False  # the oracle is eager NumPy: one kernel per op, whatever the plan
@@ -87,27 +123,4 @@ class NumpyBackend:
         return None
 
     def execute(self, plan: Any, values: dict, report: Any) -> None:
-        for kernel, free in zip(plan.kernels, plan.free_after):
-            t0 = time.perf_counter()
-            read = 0
-            for node in kernel.nodes:
-                args = [resolve(a, values) for a in node.args]
-                read += sum(np.asarray(a).nbytes for a in args if a is not None and not np.isscalar(a))
-                values[node] = as_result(node, run_node(node, args))
-            elapsed = time.perf_counter() - t0
-            report.kernels += 1
-            report.kernel_list.append({
-                "name": kernel.name, "ops": [_label(n) for n in kernel.nodes], "lines": kernel.lines,
-                "bytes_read": int(read), "bytes_written": sum(n.nbytes for n in kernel.outputs),
-                "time": elapsed, "source": None,
-            })
-            for node in free:
-                values.pop(node, None)
-        for node in plan.keep:
-            if node.op == "view" and node not in values and node.storage() in values:
-                resolve(node, values)
-        report.breaks.extend(plan.breaks)
-
-
-def _label(node: Node) -> str:
-    return node.op
+        execute_plan(plan, values, report, lambda kernel: run_on_numpy(kernel, values, report))
