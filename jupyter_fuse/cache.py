@@ -209,6 +209,7 @@ class Entry:
         self.guards, self.keep, self.slots, self.consts = guard_list, keep, slots, consts
         self.steps, self.effects, self.nbytes, self.report = steps, effects, nbytes, report
         self.hits = 0
+        self.prepared: dict[int, Any] = {}  # step -> backend launcher (``backend.prepare(plan)``), made once
 
     @property
     def texts(self) -> list[str]:
@@ -221,10 +222,17 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
     for node, (kind, src) in entry.slots:
         values[node] = root_of(resolve(user, src)) if kind == "root" else src
     printed: list[str] = []
-    for step in entry.steps:
+    prepared = entry.prepared
+    for i, step in enumerate(entry.steps):
         kind = step[0]
         if kind == "eval":
-            backend.execute(step[1], values, report)
+            run = prepared.get(i)
+            if run is None:
+                prepare = getattr(backend, "prepare", None)  # optional: a launcher for this very plan
+                run = prepared[i] = prepare(step[1]) if prepare is not None else None
+                if run is None:
+                    run = prepared[i] = lambda v, r, plan=step[1]: backend.execute(plan, v, r)
+            run(values, report)
         elif kind == "sync":
             _, node, scalar, convert, expected, cause, line = step
             v = values[node]

@@ -41,7 +41,6 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
     engine = get_backend(backend)
     filename = filename or f"<fuse-cell-{next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one
     options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
     key = (source, engine.name, fuse)
     misses: list[str] = []
@@ -50,6 +49,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         if hit is not None:
             _check_kernels(hit, expect_kernels)
             return hit
+    body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one (a replay never compiles)
     s = Session(engine, filename, fuse=fuse)
     s.report.source = source
     s.report.options = options

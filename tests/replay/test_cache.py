@@ -1,0 +1,238 @@
+"""Guards in words, unreplayable cells with their reasons, odd objects, bounds, the magics."""
+
+from __future__ import annotations
+
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import jupyter_fuse as jf
+from helpers import Twin
+from jupyter_fuse import cache
+from jupyter_fuse.cache import PLAN_CACHE, RecompileWarning
+
+
+def run(src, ns, **kw):
+    return jf.run_cell(src, ns, "numpy", **kw)
+
+
+def twice(src, ns, change=None, **kw):
+    run(src, ns, **kw)
+    if change:
+        change(ns)
+    return run(src, ns, **kw)
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda ns: ns.update(x=np.zeros(2000), b=np.zeros(2000)), "x: shape (1000,) -> (2000,)"),
+    (lambda ns: ns.update(x=np.zeros(1000, np.float32)), "x: dtype float64 -> float32"),
+    (lambda ns: ns.update(x=np.zeros(2000)[::2]), "x: strides (8,) -> (16,)"),
+    (lambda ns: ns.update(alpha=0.7), "alpha: value 0.5 -> 0.7"),
+    (lambda ns: ns.update(alpha=np.float32(0.5)), "alpha: type float -> float32"),
+    (lambda ns: ns.update(b=ns["x"]), "b: now aliases x"),
+    (lambda ns: ns["cfg"].__setitem__("lr", 2), "cfg['lr']: type float -> int"),
+    (lambda ns: ns.update(f=np.cos), "f: now a different object"),
+    (lambda ns: ns.pop("alpha"), "alpha: no longer defined"),
+])
+def test_miss_reasons_name_the_value_and_the_change(change, reason):
+    ns = {"np": np, "x": np.ones(1000), "b": np.ones(1000), "alpha": 0.5, "cfg": {"lr": 0.1}, "f": np.sin}
+    src = "y = f(x) * alpha + b * cfg['lr']\nx += b"
+    r = twice(src, ns, change) if reason != "alpha: no longer defined" else None
+    if r is None:
+        run(src, ns)
+        change(ns)
+        with pytest.raises(NameError):
+            run(src, ns)
+        return
+    assert r.cache == "miss"
+    assert any(m.startswith(reason) for m in r.miss_reasons), r.miss_reasons
+
+
+def test_hit_reports_guards_and_times():
+    ns = {"np": np, "x": np.ones(10), "cfg": types.SimpleNamespace(alpha=0.5)}
+    r = twice("y = x * cfg.alpha", ns)
+    assert r.cache == "hit" and r.miss_reasons == []
+    assert "x: ndarray float64 (10,) C-contiguous" in r.guards
+    assert "cfg.alpha: float 0.5" in r.guards
+    assert r.times["guard"] > 0 and r.times["trace"] == 0
+    assert np.array_equal(ns["y"], np.full(10, 0.5))
+    assert r.to_dict()["cache"] == "hit"
+
+
+def test_in_place_edit_of_an_input_is_seen_by_the_replay():
+    ns = {"np": np, "x": np.arange(4.0)}
+    run("y = x * 2\nx += 1", ns)
+    x0 = ns["x"]
+    x0[:] = 10
+    r = run("y = x * 2\nx += 1", ns)
+    assert r.cache == "hit" and ns["x"] is x0
+    assert np.array_equal(x0, [11] * 4) and np.array_equal(ns["y"], [20] * 4)
+
+
+def test_branch_flip_abandons_the_replay_before_any_write():
+    ns = {"np": np, "x": np.zeros(4)}
+    src = "x *= 2\nif x.sum() > 10:\n    y = 1\nelse:\n    y = 2"
+    run(src, ns)
+    assert ns["y"] == 2
+    ns["x"][:] = 1.0
+    r = run(src, ns)
+    assert r.cache == "hit" and ns["y"] == 2  # 8 > 10 steers the same way
+    ns["x"][:] = 100.0
+    r = run(src, ns)
+    assert r.cache == "miss" and r.miss_reasons[0].startswith("line 2 (bool()): value False -> True")
+    assert ns["y"] == 1 and np.array_equal(ns["x"], [200.0] * 4)  # traced once, not half-replayed first
+
+
+@pytest.mark.parametrize("src, why", [
+    ("import math\ny = x * 2", "import"),
+    ("global z\nz = 1", "global"),
+    ("del cfg['lr']", "del"),
+    ("exec('y = 1')", "exec"),
+    ("y = x * np.random.rand(3)", "random"),
+    ("np.random.seed(0)\ny = np.random.rand(3)", "random"),
+    ("y = g(x)", "defined outside the cell"),
+    ("print(x, file=sink)", "file"),
+    ("cfg['lr'] = 3", "changes an object it read"),
+    ("lst.append(x * 2)", "changes an object it read"),
+    ("def h(v):\n    return v\ny = h(x)", "a replay rebuilds only"),
+    ("y = np.concatenate([x, x])", "ran eagerly"),
+])
+def test_unreplayable_cells_say_why_and_stay_correct(src, why):
+    import io
+
+    for _ in range(2):  # a fresh namespace each time: the second run is no re-run of a no-op
+        ns = {"np": np, "x": np.ones(3), "cfg": {"lr": 0.1}, "g": lambda v: v * 2, "sink": io.StringIO(), "lst": []}
+        r = run(src, ns)
+        assert r.cache == "unreplayable", (r.cache, r.miss_reasons)
+        assert any(why in m for m in r.miss_reasons), r.miss_reasons
+
+
+def test_random_cell_matches_numpy_every_run():
+    twin = Twin(lambda: {"np": np, "n": 5})
+    twin.run("np.random.seed(0)")
+    for _ in range(3):
+        r = twin.run("v = np.random.rand(n)\nprint(v.sum())")
+        assert r.cache == "unreplayable"
+
+
+class Raising:
+    @property
+    def boom(self):
+        raise RuntimeError("no")
+
+
+class ArrayEq:
+    def __init__(self):
+        self.v = 1.0
+
+    def __eq__(self, other):
+        return np.array([True, False])
+
+
+class Slotted:
+    __slots__ = ("a",)
+
+    def __init__(self):
+        self.a = 2.0
+
+
+@pytest.mark.parametrize("obj", [Raising(), ArrayEq(), object(), Slotted(), np.ones(3, dtype=object),
+                                 iter([1]), np.random.default_rng(0), types.SimpleNamespace(a=Raising())])
+def test_odd_objects_never_make_a_guard_raise(obj):
+    ns = {"np": np, "x": np.ones(3), "o": obj}
+    src = "y = x * 2\nk = type(o).__name__"
+    for _ in range(2):
+        r = run(src, ns)
+        assert r.cache in ("unreplayable", "miss", "hit")
+    assert np.array_equal(ns["y"], [2.0] * 3)
+
+
+def test_slotted_data_object_replays():
+    ns = {"np": np, "x": np.ones(3), "o": Slotted()}
+    assert twice("y = x * o.a", ns).cache == "hit"
+    ns["o"].a = 3.0
+    r = run("y = x * o.a", ns)
+    assert r.cache == "miss" and r.miss_reasons[0].startswith("o.a: value 2.0 -> 3.0")
+
+
+def test_no_cache_neither_uses_nor_fills():
+    ns = {"np": np, "x": np.ones(3)}
+    assert run("y = x + 1", ns, cache=False).cache == "off"
+    assert run("y = x + 1", ns).cache == "miss"
+    assert run("y = x + 1", ns, cache=False).cache == "off"
+    assert run("y = x + 1", ns).cache == "hit"
+
+
+def test_options_are_part_of_the_key():
+    ns = {"np": np, "x": np.ones(3)}
+    run("y = x + 1", ns)
+    assert run("y = x + 1", ns, fuse=False).cache == "miss"
+    assert run("y = x + 1 ", ns).cache == "miss"  # other source text
+
+
+def test_entries_per_cell_are_bounded_lru():
+    ns = {"np": np}
+    for n in range(12):
+        ns["x"] = np.ones(n + 1)
+        run("y = x * 2", ns)
+    (entries,) = PLAN_CACHE.cells.values()
+    assert len(entries) == cache.PER_CELL
+    ns["x"] = np.ones(12)  # the newest is kept
+    assert run("y = x * 2", ns).cache == "hit"
+    ns["x"] = np.ones(1)  # the oldest was dropped
+    assert run("y = x * 2", ns).cache == "miss"
+
+
+def test_total_bytes_are_bounded(monkeypatch):
+    monkeypatch.setattr(cache, "MAX_BYTES", 10_000)
+    ns = {"np": np, "x": np.ones(3)}
+    for i in range(5):
+        run(f"y = x * np.asarray([{', '.join(['1.0'] * 400)}]) + {i}", ns.__setitem__("x", np.ones(400)) or ns)
+    assert PLAN_CACHE.nbytes <= 10_000
+
+
+def test_recompile_storm_warns_with_advice():
+    ns = {"np": np, "x": np.ones(3)}
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for i in range(6):
+            ns["alpha"] = 0.1 * i
+            run("y = x * alpha", ns)
+    storms = [str(x.message) for x in w if issubclass(x.category, RecompileWarning)]
+    assert storms and "0-d array" in storms[0] and "alpha: value" in storms[0]
+
+
+def test_replay_on_cpu_backend_launches_cached_kernels():
+    twin = Twin(lambda: {"np": np, "x": np.linspace(0, 1, 64), "b": np.ones(64)}, backend="cpu")
+    src = "y = np.sin(x) * 2 + b\nx += 1\nprint(y.max())"
+    twin.run(src)
+    r = twin.run(src)
+    assert r.cache == "hit" and r.kernels >= 1 and r.times["compile"] == 0
+
+
+def test_fuse_cache_magic():
+    from IPython.testing.globalipapp import start_ipython
+    from IPython import get_ipython
+
+    ip = start_ipython() or get_ipython()
+    ip.run_line_magic("load_ext", "jupyter_fuse")
+    try:
+        ip.user_ns.update(np=np, x=np.ones(5))
+        ip.run_cell_magic("fuse", "-q -b numpy", "y = x * 3")
+        ip.run_cell_magic("fuse", "-q -b numpy", "y = x * 3")
+        ip.run_cell_magic("fuse", "-q -b numpy --no-cache", "y = x * 4")
+        from contextlib import redirect_stdout
+        import io
+
+        out = io.StringIO()
+        with redirect_stdout(out):
+            ip.run_line_magic("fuse_cache", "")
+        text = out.getvalue()
+        assert "1 cell" in text and "1 hits" in text and "x: ndarray float64 (5,)" in text
+        with redirect_stdout(io.StringIO()):
+            ip.run_line_magic("fuse_cache", "--clear")
+        assert not PLAN_CACHE.cells
+    finally:
+        ip.run_line_magic("unload_ext", "jupyter_fuse")
