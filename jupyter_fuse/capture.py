@@ -29,6 +29,9 @@ def wrap_value(s: Session, value: Any) -> Any:
         return value
     if isinstance(value, np.ndarray) and not isinstance(value, np.matrix) and value.dtype.kind in "biufc":
         return wrap_array(s, value)
+    device = getattr(s.backend, "wrap_device", None)  # a CuPy array kept on the GPU by an earlier cell
+    if device is not None and (lz := device(s, value)) is not None:
+        return lz
     if value is np:
         return LAZY_NUMPY
     if isinstance(value, types.ModuleType) and value.__name__.startswith("numpy."):
@@ -154,13 +157,14 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
         s.tape.on_finalize(ns, bufs, list(extra))
     storage: dict[int, np.ndarray] = {}  # id(buffer) -> its concrete storage
     claimed: set[int] = set()
+    names = {id(v._buf): k for k, v in list(dict.items(ns)) + list(ns.reads.items()) if isinstance(v, LazyArray)}
     for buf, value in zip(bufs, values):
         if buf.origin is not None:
             if buf.dirty and value is not buf.origin:
-                np.copyto(buf.origin, value)
+                np.copyto(buf.origin, s.to_host(value, "result", name=names.get(id(buf)), like=buf.origin))
             storage[id(buf)] = buf.origin
         else:
-            value = np.asarray(value)
+            value = s.to_host(value, "result", name=names.get(id(buf)), result=True)
             storage[id(buf)] = value.copy() if id(value) in claimed else value
         claimed.add(id(storage[id(buf)]))
     for lz in list(s.wrapped.values()):  # the cell assigned `x.shape = ...`: so does the user's own x
@@ -176,8 +180,8 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
         if id(lz) in made:
             return made[id(lz)]
         base = storage[id(lz._buf)]
-        out = views.apply_chain(base, lz._chain) if lz._chain else base
-        if not lz._writeable and out.flags.writeable:  # broadcast_to, .diagonal(): read-only as in NumPy
+        out = s.apply_chain(base, lz._chain) if lz._chain else base
+        if not lz._writeable and getattr(out.flags, "writeable", False):  # broadcast_to, .diagonal(): read-only as in NumPy
             out = out.view()
             out.flags.writeable = False
         made[id(lz)] = out = out[()] if lz.scalar else out

@@ -47,7 +47,8 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     bufs = list({id(lz._buf): lz._buf for lz in others}.values())
     values = s.evaluate([lz._current() for lz in others] + [b.node for b in bufs])
     cause = f"fallback to NumPy: {what} needs its arguments on the host"
-    storages = [s.to_host(v, cause, fallback=what) for v in values[len(others):]]  # first: views derive from them
+    storages = [s.to_host(v, cause, lazy=next((lz for lz in others if lz._buf is b), None), fallback=what)
+                for b, v in zip(bufs, values[len(others):])]  # first: views of them derive from them
     values = [s.to_host(v, cause, lazy=lz, fallback=what) for lz, v in zip(others, values)]
     sub = {id(lz): (v[()] if lz.scalar else v) for lz, v in zip(others, values)}
     _register_storage(s, bufs, storages)
@@ -56,7 +57,7 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     t0 = time.perf_counter()
     result = func(*_replace(args, sub), **_replace(kwargs, sub))
     elapsed = time.perf_counter() - t0
-    s.note_eager(result, what)
+    s.note_eager(result, what, reason)
     s.report.times["run"] += elapsed
     s.report.kernel_list.append({"name": s.next_kernel_name(), "ops": [what],
                                  "lines": [ln for ln in [s.line()] if ln is not None],

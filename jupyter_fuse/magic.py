@@ -26,6 +26,12 @@ class FuseMagics(Magics):
     @argument("--no-fuse", action="store_true", help="one kernel per op on the same backend")
     @argument("--no-cache", action="store_true",
               help="trace the cell even if its plan is cached, and do not cache this run")
+    @argument("--dry-run", action="store_true",
+              help="with -b cupy: render and compile (NVRTC) every CUDA kernel without a GPU, compute with "
+                   "NumPy, and show the transfers a real run would make")
+    @argument("--keep", action="store_true",
+              help="with -b cupy: leave results on the GPU as CuPy arrays (a later cell reading them "
+                   "transfers nothing)")
     @argument("--compare", action="store_true",
               help="also run the cell eagerly on NumPy, check the results agree (dtypes too) and show both")
     @cell_magic
@@ -55,6 +61,8 @@ class FuseMagics(Magics):
             opts = dict(fuse=not args.no_fuse, expect_kernels=args.expect_kernels, filename=self._cell_filename(cell))
             if args.no_cache:
                 opts.update(cache=False)
+            if args.dry_run or args.keep:
+                opts.update(dry_run=args.dry_run, keep=args.keep)
             if args.compare:  # eager NumPy on a copy first, then the fused run here
                 from .dashboard.compare import compare_cell
 

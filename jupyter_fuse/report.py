@@ -50,13 +50,18 @@ class Report:
     def summary(self) -> str:
         """The one line the magic prints, e.g. ``fuse[numpy]: 37 ops -> 37 kernels · ...``."""
         t = self.times
-        parts = [f"fuse[{self.backend}]: {self.ops} ops -> {self.kernels} kernels"]
+        label = self.backend + (" --dry-run" if self.options.get("dry_run") else "")
+        parts = [f"fuse[{label}]: {self.ops} op{'s' * (self.ops != 1)} -> {self.kernels} "
+                 f"kernel{'s' * (self.kernels != 1)}"]
         if self.cache != "off":
             parts.append(f"cache {self.cache}")
         parts.append(f"trace {_ms(t['trace'])}")
         if t["compile"]:
             parts.append(f"compile {_ms(t['compile'])}")
         parts.append(f"run {_ms(t['run'])}")
+        cuda = [k for k in self.kernel_list if "compiled" in k]
+        if cuda:
+            parts.append(f"{sum(bool(k['compiled']) for k in cuda)}/{len(cuda)} CUDA kernels compiled")
         if self.fallbacks:
             parts.append(f"{len(self.fallbacks)} fallback{'s' * (len(self.fallbacks) > 1)}")
         if self.bytes_h2d or self.bytes_d2h:

@@ -24,7 +24,8 @@ class KernelCountError(AssertionError):
 
 
 def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy", *, fuse: bool = True,
-             expect_kernels: int | None = None, filename: str | None = None, cache: bool = True) -> Report:
+             expect_kernels: int | None = None, filename: str | None = None, cache: bool = True,
+             dry_run: bool = False, keep: bool = False) -> Report:
     """Run ``source`` lazily against ``namespace`` (modified in place) and return its Report.
 
     The value of a final expression statement is ``report.result`` (as IPython
@@ -38,10 +39,13 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
     """
     __tracebackhide__ = True  # IPython shows the user's frames, not ours
     namespace = {} if namespace is None else namespace
-    engine = get_backend(backend)
+    engine = get_backend(backend, dry_run=dry_run, keep=keep)
+    cache = cache and engine.name != "cupy"  # replays of device-resident plans: not yet (see backends/cupy.py)
     filename = filename or f"<fuse-cell-{next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
+    if engine.name == "cupy":
+        options.update(dry_run=dry_run, keep=keep)
     key = (source, engine.name, fuse)
     misses: list[str] = []
     if cache:

@@ -51,6 +51,7 @@ class Session:
         self.implicit: set[Node] = set()  # nodes that are part of another eager op (see fuse.partition)
         self.roots: list[Node] = []  # every node evaluated, for the printed graph
         self._node_ids: dict[Node, int] = {}
+        self.eager_results: dict[int, str] = {}  # id(array a NumPy fallback returned) -> what ran
         self.tape: Any = None  # the plan cache's recorder (cache.Tape) while a cached run traces
 
     # -- the active trace --------------------------------------------------
@@ -190,6 +191,35 @@ class Session:
         line = self.line()
         self.report.syncs.append({"line": line, "cause": cause})
         self._sync = f"a sync at line {line} ({cause}) computed this value first"
+
+    # -- where values live (identity for host backends; the cupy backend moves and records) ----
+    def to_host(self, value: Any, cause: str, *, name: str | None = None, lazy: Any = None, like: Any = None,
+                result: bool = False, fallback: str | None = None) -> Any:
+        """A value returning to Python (a sync, a fallback's argument, a result of the cell)."""
+        hook = getattr(self.backend, "to_host", None)
+        if hook is None:
+            return np.asarray(value) if result else value
+        if name is None and lazy is not None and self.namespace is not None:
+            name = next((k for k, v in dict.items(self.namespace) if v is lazy), None)
+        line = self.line()
+        where = f" at line {line}" if line is not None and cause.startswith("sync") else ""
+        return hook(value, cause + where, name=name, line=line, like=like, result=result, fallback=fallback)
+
+    def apply_chain(self, base: Any, chain: tuple) -> Any:
+        hook = getattr(self.backend, "apply_chain", None)
+        if hook is None:
+            from .views import apply_chain
+
+            return apply_chain(base, chain)
+        return hook(base, chain)
+
+    def note_eager(self, result: Any, what: str, reason: str = "") -> None:
+        """Arrays a NumPy fallback returned: if a kernel reads one, the ledger says where it came from."""
+        what = f"{what} (a random draw)" if "random" in reason else what
+        for r in (result if isinstance(result, (tuple, list)) else (result,)):
+            if isinstance(r, np.ndarray):
+                self.eager_results[id(r)] = what
+                self.keepalive.append(r)
 
     def record_fallback(self, what: str, reason: str) -> None:
         self.report.fallbacks.append({"line": self.line(), "op": what, "reason": reason})

@@ -337,6 +337,7 @@ class LazyArray:
         if cause is not None:
             s.record_sync(cause)
         (value,) = s.evaluate([self._current()])
+        value = s.to_host(value, f"sync: {cause or 'a value Python needs'}", lazy=self)
         return value[()] if self.scalar else value
 
     def _read(self, cause: str, convert: Any) -> Any:
@@ -351,6 +352,7 @@ class LazyArray:
         """A real, writable view for an eager mutation: the buffer moves to fresh storage."""
         s = self._s
         (value,) = s.evaluate([self._buf.node])
+        value = s.to_host(value, "sync: an eager (NumPy) operation writes into this array", lazy=self)
         storage = np.array(value, copy=True, order="K")
         self._buf.node = s.add_input(storage)
         self._buf.dirty = True

@@ -295,13 +295,23 @@ class _CudaBase:
                 return k
         return None
 
+    def _holder(self, node: Node) -> str | None:
+        """The cell variable whose array holds ``node`` (a fallback's result has no name of its own)."""
+        from ..trace import LazyArray
+
+        s = self._session()
+        if s is None or s.namespace is None:
+            return None
+        return next((k for k, v in dict.items(s.namespace) if isinstance(v, LazyArray) and v._buf.node is node), None)
+
     def _h2d_cause(self, node: Node, host: Any) -> tuple[str, str | None]:
         """Why a host value goes to the device: an input, or what a NumPy fallback made."""
         s = self._session()
         what = getattr(s, "eager_results", {}).get(id(host)) if s is not None else None
         if what is not None:
-            if what.startswith("np.random"):
-                return f"random draw ({what} ran by NumPy on the host, so values and random state are NumPy's)", what
+            if what.endswith("(a random draw)"):
+                what = what[:-len(" (a random draw)")]
+                return f"random draw ({what} ran on the host, so values and random state are NumPy's)", what
             return f"fallback to NumPy: the result of {what} goes back to the device", what
         if node.op != "input":
             return f"fallback to NumPy: the result of `{node.op}` goes back to the device", node.op
@@ -317,7 +327,7 @@ class _CudaBase:
         hit = self._h2d.get(id(value))
         if hit is None:  # once per run
             cause, fallback = self._h2d_cause(node, value)
-            name = self._input_name(value) if cause == "input" else (self._input_name(value) or node.op)
+            name = self._input_name(value) or self._holder(node) or fallback or node.op
             line = kernel.lines[0] if kernel is not None and kernel.lines else None
             self.ledger(report).add("h2d", value.nbytes, name, cause, line, kernel.name if kernel else None,
                                     fallback)

@@ -62,11 +62,14 @@ def test_every_binary_op(left, right):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_python_and_numpy_scalars_are_kernel_arguments(dtype):
-    scalars = [s for s in ["3", "-2", "0.5", "True", "np.float32(2.5)", "np.int8(-3)"]
-               if _numpy_accepts("add", np.zeros(1, dtype), eval(s))]  # NEP 50: uint8 + -2 raises
     lines = []
-    for i, s in enumerate(scalars):
-        lines += [f"a{i} = x + {s}", f"b{i} = x * {s} - x", f"c{i} = x > {s}", f"d{i} = np.maximum(x, {s})"]
+    for i, s in enumerate(["3", "-2", "0.5", "True", "np.float32(2.5)", "np.int8(-3)"]):
+        for expr in [f"x + {s}", f"x * {s} - x", f"x > {s}", f"np.maximum(x, {s})", f"{s} - x"]:
+            try:  # NEP 50: uint8 + -2 raises OverflowError, bool - bool a TypeError: those run as NumPy's errors
+                eval(expr, {"np": np, "x": np.zeros(2, dtype)})
+            except Exception:  # noqa: BLE001
+                continue
+            lines.append(f"r{len(lines)} = {expr}")
     f = dry("\n".join(lines), f"x = {_values(dtype)}")
     (k,) = fused_kernels(f)
     assert "const " in k["source"] and " p0" in k["source"]  # scalars are arguments, not literals
@@ -85,7 +88,11 @@ def test_reductions_on_each_axis(dtype):
             lines.append(f"r_{op}_{len(lines)} = np.{op}(x, axis=1, keepdims=True)")
     f = dry("\n".join(lines), f"x = ({_values(dtype, 24)}).reshape(4, 6)")
     modes = {k["mode"] for k in fused_kernels(f)}
-    assert modes == {"full", "block"}, modes
+    assert "block" in modes, modes  # var/std over everything: one block per result
+    f = dry("\n".join(ln for ln in lines if "var" not in ln and "std" not in ln),
+            f"x = ({_values(dtype, 24)}).reshape(4, 6)")
+    modes = {k["mode"] for k in fused_kernels(f)}
+    assert modes == {"full", "block"}, modes  # partials per block, then one final block
 
 
 def test_reductions_over_three_axes_and_strided_inputs():
@@ -135,7 +142,7 @@ y = np.sin(t * 3.0) + a + x[::-1] + m[None, 0, :101][0] + 2 * np.ones(101)
 z = np.arange(3, 300, 3).astype(np.float32) / 7
 w = np.arange(0.1, 10.0, 0.3) * 2
 e = np.eye(5, k=1) * 3 + np.full((5, 5), 2.5)
-o = m.T * x[None, :101].T
+o = m[:, :101].T * x[:101, None]
 """, "x = np.random.default_rng(0).random(202)[::2]\nm = np.random.default_rng(1).random((2, 202))")
     multi = [k for k in fused_kernels(f) if k["source"].count("* __restrict__ out") > 1]
     assert multi, "t, a and y are three outputs of one kernel"
@@ -200,7 +207,7 @@ def test_syncs_copy_back_at_their_line_and_only_once():
     x = np.random.default_rng(0).random(100)
     r = ledger("y = np.sin(x) * 2\nif y.sum() > 0:\n    z = y + 1\nprint(float(y[3]))\n", {"np": np, "x": x})
     syncs = [t for t in r.transfers if t["cause"].startswith("sync")]
-    assert [(t["line"], t["bytes"]) for t in syncs] == [(2, 8), (4, 8)]
+    assert [(t["line"], t["bytes"]) for t in syncs] == [(2, 1), (4, 8)]  # `y.sum() > 0` is one bool
     assert "at line 2" in syncs[0]["cause"] and "bool" in syncs[0]["cause"]
     results = [t for t in r.transfers if t["cause"] == "result"]
     assert sorted(t["name"] for t in results) == ["y", "z"]
@@ -227,7 +234,9 @@ def test_numpy_fallback_transfers_are_recorded_with_the_fallback():
     causes = [(t["direction"], t["cause"]) for t in fb["transfers"]]
     assert causes[0][0] == "d2h" and "np.sort" in causes[0][1]
     assert ("h2d", "fallback to NumPy: the result of np.sort goes back to the device") in causes
-    assert [t["direction"] for t in r.transfers] == ["h2d", "d2h", "h2d", "d2h", "d2h"]  # x; y out; s in; y, z
+    # x in; y out for the sort (and not again as a result); s in; z out
+    assert [(t["direction"], t["name"]) for t in r.transfers] == [("h2d", "x"), ("d2h", "y"), ("h2d", "s"),
+                                                                  ("d2h", "z")]
 
 
 def test_random_draws_are_numpys_and_go_to_the_device_once():
