@@ -99,7 +99,7 @@ def device_arch() -> str | None:
 def compile_message(kernel: Kernel, source: str, log: str, arch: str) -> str:
     """The error for a kernel that did not compile: its name, the offending lines, the log."""
     lines = source.splitlines()
-    bad = sorted({int(m) for m in re.findall(r"kernel\.cu\((\d+)\)", log)})
+    bad = sorted({int(m) for m in re.findall(r"\.cu\((\d+)\): (?:catastrophic )?error", log)})
     shown: list[str] = []
     for n in bad[:5]:
         for i in range(max(1, n - 1), min(len(lines), n + 1) + 1):
@@ -631,6 +631,8 @@ class CupyBackend(_CudaBase):
 
     def _copy_h2d(self, host: Any) -> Any:
         dev = self._cp.asarray(host)
+        if host.flags.f_contiguous and not host.flags.c_contiguous and not dev.flags.f_contiguous:
+            dev = self._cp.asfortranarray(dev)  # views read through byte offsets of the root: same layout
         return dev
 
     def _copy_d2h(self, value: Any) -> Any:
