@@ -152,7 +152,7 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
     roots += list(ns.reads.values()) + list(extra)
     lazies = _find_lazies(roots)
     bufs = list({id(b): b for b in [lz._buf for lz in lazies] + [b for b in s.buffers.values() if b.dirty]}.values())
-    values = s.evaluate([b.node for b in bufs])
+    values = s.evaluate([b.node for b in bufs], final=True)
     if s.tape is not None:
         s.tape.on_finalize(ns, bufs, list(extra))
     storage: dict[int, np.ndarray] = {}  # id(buffer) -> its concrete storage

@@ -66,13 +66,15 @@ class Plan:
 def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool = True,
               lines: dict[Node, list[int]] | None = None, implicit: set[Node] | None = None,
               supports: Callable[[Node], str | None] | None = None,
-              synced: dict[Node, str] | None = None, staged: bool = False) -> Plan:
+              synced: dict[Node, str] | None = None, staged: bool = False,
+              keep_reductions: bool = False) -> Plan:
     """Kernels computing ``targets`` from the values in ``computed``.
 
     ``implicit`` nodes are part of the eager op that made their argument (the
     cast and the write of ``a += b``): with fusion off they share its kernel.
     ``synced`` says, for values an earlier sync computed, where that was. ``staged``: the
-    backend renders multi-pass reduce kernels (see ``Kernel.stage``).
+    backend renders multi-pass reduce kernels (see ``Kernel.stage``). ``keep_reductions``: at a
+    sync mid-cell, reduction results (small) are kept, so later uses do not recompute them.
     """
     p = _Partitioner(computed, lines or {}, implicit or set(), supports or (lambda n: None), synced or {})
     p.staged = staged
@@ -83,6 +85,8 @@ def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool =
     keep |= {n.storage() for n in keep}
     if fuse:
         p.merge_siblings()
+    if keep_reductions:
+        keep |= {n for k in p.kernels for n in k.nodes if k.phase.get(n) == "red"}
     kernels = p.finish(keep)
     return Plan(kernels, p.breaks, keep, _free_after(kernels, keep), p.inplace(kernels, keep))
 
@@ -123,7 +127,8 @@ class _Partitioner:
                 break
         else:
             k = self._new(_kind_alone(node), node)
-        for a in node.args:
+        # the specific reasons first: a cut between two kernels is recorded once, with its best reason
+        for a in sorted(node.args, key=lambda a: a not in why):
             self._break(a, k, why.get(a))
 
     def _candidates(self, node: Node, why: dict) -> list[tuple[Kernel, str]]:
@@ -313,7 +318,10 @@ class _Partitioner:
                 i += 1
 
     def _mergeable(self, a: Kernel, b: Kernel) -> bool:
-        if a.kind != b.kind or a.kind not in ("ew", "reduce") or a.shape != b.shape or a.axes != b.axes:
+        kinds = {a.kind, b.kind}
+        if not kinds <= {"ew", "reduce"} or a.shape != b.shape or (len(kinds) > 1 and not self.staged):
+            return False  # (an elementwise kernel rides along a reduction on backends with staged kernels)
+        if kinds == {"reduce"} and a.axes != b.axes:
             return False
         if len(a.nodes) + len(b.nodes) > MAX_KERNEL_OPS or self._depends(a, b) or self._depends(b, a):
             return False
@@ -323,6 +331,8 @@ class _Partitioner:
         return True
 
     def _absorb(self, a: Kernel, b: Kernel) -> None:
+        if b.kind == "reduce" and a.kind == "ew":  # an elementwise kernel rides along a reduction's first pass
+            a.kind, a.axes = "reduce", b.axes
         a.nodes += b.nodes
         a.phase.update(b.phase)
         a.stage.update(b.stage)

@@ -114,8 +114,11 @@ class Session:
         return node
 
     # -- execution -----------------------------------------------------------
-    def evaluate(self, nodes: list[Node]) -> list[Any]:
-        """Compute ``nodes`` (and only what they need); values are memoized."""
+    def evaluate(self, nodes: list[Node], final: bool = False) -> list[Any]:
+        """Compute ``nodes`` (and only what they need); values are memoized.
+
+        ``final``: the end of the cell, so nothing beyond ``nodes`` will be read again.
+        """
         missing = [n for n in dict.fromkeys(nodes) if n not in self.values]
         self.roots.extend(missing)
         if missing:
@@ -124,7 +127,8 @@ class Session:
             t0 = time.perf_counter()
             plan = fuse.partition(missing, self.values, self._keep(), fuse=self.fuse and self.backend.fuses,
                                   lines=self.lines, implicit=self.implicit, supports=self.backend.supports,
-                                  synced=self.synced, staged=getattr(self.backend, "staged", False))
+                                  synced=self.synced, staged=getattr(self.backend, "staged", False),
+                                  keep_reductions=not final)
             self._name_kernels(plan)
             if self.tape is not None:
                 self.tape.on_eval(plan)

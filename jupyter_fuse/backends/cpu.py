@@ -101,7 +101,7 @@ class CpuBackend:
         fn(*args)
         elapsed = time.perf_counter() - t0
         for node, arr in zip(rendered.outputs, outs):
-            values[node] = arr.reshape(node.shape)
+            values[node] = arr
         if dest is not None:
             values[dest[0]] = dest[1]
         read = sum(np.asarray(resolve(n, values)).nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))
@@ -188,8 +188,8 @@ def _arguments(kernel: Kernel, r: Rendered, plan: Any, values: dict) -> tuple[li
     for node, shape in r.reads:
         arr = np.asarray(resolve(node, values))
         args.append(np.broadcast_to(arr, shape) if shape else arr.reshape(1))
-    outs = [np.empty(n.shape or (1,), n.dtype) for n in r.outputs]
-    args += outs
+    outs = [np.empty(n.shape, n.dtype) for n in r.outputs]  # owners of their memory, as NumPy's results
+    args += [o if o.ndim else o.reshape(1) for o in outs]  # the kernel writes a 0-d result at [0]
     dest = None
     if kernel.kind == "scatter":
         node = next(n for n in kernel.nodes if n.op == "setitem")
