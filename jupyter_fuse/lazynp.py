@@ -61,7 +61,8 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     s.report.times["run"] += elapsed
     s.report.kernel_list.append({"name": s.next_kernel_name(), "ops": [what],
                                  "lines": [ln for ln in [s.line()] if ln is not None],
-                                 "bytes_read": 0, "bytes_written": 0, "time": elapsed,
+                                 "bytes_read": _nbytes(list(sub.values())), "bytes_written": _nbytes(result),
+                                 "time": elapsed,
                                  "source": None, "fallback": reason})
     if real_target is not None and result is real_target:
         return target
@@ -69,6 +70,21 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
         if result is sub[id(lz)]:
             return lz
     return _wrap_result(result)
+
+
+def _nbytes(x: Any) -> int:
+    """Bytes of the arrays in ``x`` (the memory a fallback read or wrote)."""
+    if isinstance(x, np.ndarray):
+        return int(x.nbytes)
+    if isinstance(x, (list, tuple)):
+        return sum(_nbytes(i) for i in x)
+    return 0
+
+
+def _qualname(real: Callable, name: str) -> str:
+    """``np.linalg.norm`` rather than ``np.norm``: the public module path of a NumPy function."""
+    parts = [p for p in str(getattr(real, "__module__", None) or "numpy").split(".") if not p.startswith("_")]
+    return ".".join(["np"] + parts[1:] + [name]) if parts and parts[0] == "numpy" else f"np.{name}"
 
 
 def _register_storage(s: Any, bufs: list, storages: list) -> None:
@@ -463,7 +479,8 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
         if not lazies and not always:
             return _wrap_result(real(*args, **kwargs))
         mutates = 0 if name in _MUTATING_FUNCS else ("out" if "out" in kwargs else None)
-        return eager_call(real, args, kwargs, f"np.{name}", reason or f"np.{name} is not supported lazily", mutates)
+        label = _qualname(real, name)
+        return eager_call(real, args, kwargs, label, reason or f"{label} is not supported lazily", mutates)
 
     fn.__name__ = name
     fn.__doc__ = getattr(real, "__doc__", None)
