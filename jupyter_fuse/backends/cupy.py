@@ -350,7 +350,8 @@ class _CudaBase:
         if root is not value and id(root) in self._host and self._derivable(root):
             host = self._derive(self._host[id(root)][1], root, value)
         else:
-            self.ledger(self._report).add("d2h", value.nbytes, name, cause, line, fallback=fallback)
+            report = self._report if self._report is not None else self._session().report
+            self.ledger(report).add("d2h", value.nbytes, name, cause, line, fallback=fallback)
             host = self._copy_d2h(value)
         self._host[id(value)] = (value, host)
         return host

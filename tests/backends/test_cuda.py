@@ -337,25 +337,6 @@ def test_cupy_without_a_device_names_dry_run_and_cpu():
         get_backend("numpy", keep=True)
 
 
-def test_the_magic_takes_dry_run(capsys):
-    from IPython.testing.globalipapp import start_ipython
-    from IPython import get_ipython
-
-    ip = start_ipython() or get_ipython()
-    ip.run_line_magic("load_ext", "jupyter_fuse")
-    try:
-        ip.user_ns.update({"np": np, "x": np.arange(6.0)})
-        ip.run_cell_magic("fuse", "-b cupy --dry-run -o r", "y = np.sin(x) * 2")
-        out = capsys.readouterr().out
-        assert "fuse[cupy --dry-run]" in out and "1/1 CUDA kernels compiled" in out
-        assert ip.user_ns["r"].kernel_list[0]["compiled"] is True
-        np.testing.assert_allclose(ip.user_ns["y"], np.sin(np.arange(6.0)) * 2)
-    finally:
-        for k in ("y", "r"):
-            ip.user_ns.pop(k, None)
-        ip.run_line_magic("unload_ext", "jupyter_fuse")
-
-
 def test_sample_in_the_docstring_is_what_the_renderer_emits():
     r = ledger("y = np.sin(x) ** 2 + c", {"np": np, "x": np.zeros(10)[::2], "c": 1.5})
     (k,) = r.kernel_list
