@@ -494,8 +494,9 @@ def _param(node: Node, j: int) -> Node:
 def param_value(node: Node, dtype: np.dtype) -> Any:
     """The runtime value of a scalar argument."""
     if node.op == "const":
-        v = node.params[1]
-        return dtype.type(v)
+        # a C cast, as NumPy casts a Python int that does not fit (np.where(c, u8, -1) gives 255)
+        with np.errstate(all="ignore"):
+            return np.asarray(node.params[1]).astype(dtype)[()]
     if node.op == "full":
         return dtype.type(node.params[1])
     src, j = node.args[0], node.params[0]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from IPython.testing.globalipapp import get_ipython
+from IPython import get_ipython
+from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 
 import jupyter_fuse as jf
@@ -14,7 +15,7 @@ from jupyter_fuse.dashboard.compare import compare_cell, diff
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = get_ipython()
+    shell = start_ipython() or get_ipython()  # start_ipython returns None once the test shell runs
     shell.run_line_magic("load_ext", "jupyter_fuse")
     shell.run_cell("import numpy as np; x = np.linspace(0, 1, 100)")
     return shell
