@@ -102,6 +102,8 @@ def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
 
 def root_of(arr: np.ndarray) -> np.ndarray:
     """The storage an array read from outside is traced as a view of (its input slot's array)."""
+    if arr.base is None:  # owns its memory (the common case; guards and replay call this a lot)
+        return arr
     root = _root_base(arr)
     if (root.dtype != arr.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous)
             or (arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]) % arr.itemsize):

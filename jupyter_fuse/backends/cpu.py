@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -74,41 +74,58 @@ class CpuBackend:
 
     # -- running a plan ----------------------------------------------------------------
     def execute(self, plan: Any, values: dict, report: Any) -> None:
-        execute_plan(plan, values, report, lambda kernel: (
-            run_on_numpy(kernel, values, report, kernel.reason) if kernel.kind == "single"
-            else self._run_fused(kernel, plan, values, report)))
+        self.prepare(plan)(values, report)
 
-    def _run_fused(self, kernel: Kernel, plan: Any, values: dict, report: Any) -> None:
+    def prepare(self, plan: Any) -> Callable[[dict, Any], None]:
+        """A launcher for this plan: rendering, parameters and (after the first launch) the
+        compiled entry point are fixed once, so a replay of the plan only binds arrays and runs."""
+        launchers = {id(k): self._launcher(k, plan) for k in plan.kernels}
+        return lambda values, report: execute_plan(plan, values, report,
+                                                   lambda kernel: launchers[id(kernel)](values, report))
+
+    def _launcher(self, kernel: Kernel, plan: Any) -> Callable[[dict, Any], None]:
+        if kernel.kind == "single":
+            return lambda values, report: run_on_numpy(kernel, values, report, kernel.reason)
         try:
             rendered = self._render(kernel)
         except CannotRender as e:  # the partitioner asked supports(); this is a bug if it happens
             if strict():
                 raise
-            return run_on_numpy(kernel, values, report, f"could not render: {e}")
-        args, outs, dest = _arguments(kernel, rendered, plan, values)
+            return lambda values, report: run_on_numpy(kernel, values, report, f"could not render: {e}")
         size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
         parallel = size >= PARALLEL_MIN and self._numba.get_num_threads() > 1
-        if rendered.needs_threads:
-            args.append(self._numba.get_num_threads() if parallel else 1)
-        try:
-            fn, compile_time, how = self._compiled(kernel, rendered, parallel, args)
-        except Exception as e:  # numba failed on our source: never lose the cell over it
-            if strict():
-                raise
-            return run_on_numpy(kernel, values, report, f"numba could not compile it: {type(e).__name__}: {e}")
-        report.times["compile"] += compile_time
-        t0 = time.perf_counter()
-        fn(*args)
-        elapsed = time.perf_counter() - t0
-        for node, arr in zip(rendered.outputs, outs):
-            values[node] = arr
-        if dest is not None:
-            values[dest[0]] = dest[1]
-        read = sum(np.asarray(resolve(n, values)).nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))
-        written = sum(a.nbytes for a in outs) + (dest[2] if dest else 0)
-        report.kernels += 1
-        report.kernel_list.append(kernel_entry(kernel, elapsed, read, rendered.source, written=written,
-                                         compile_time=compile_time, parallel=parallel, cache=how))
+        params = [param_value(node, dtype) for node, dtype in rendered.params]
+        extra = [self._numba.get_num_threads() if parallel else 1] if rendered.needs_threads else []
+        compiled: list[Any] = []  # the entry point, once known
+        read_bytes = sum(n.nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))  # views: what they see
+
+        def launch(values: dict, report: Any) -> None:
+            args, outs, dest = _arguments(kernel, rendered, plan, values, params)
+            args += extra
+            compile_time, how = 0.0, "memory"
+            if not compiled:
+                try:
+                    fn, compile_time, how = self._compiled(kernel, rendered, parallel, args)
+                except Exception as e:  # numba failed on our source: never lose the cell over it
+                    if strict():
+                        raise
+                    run_on_numpy(kernel, values, report, f"numba could not compile it: {type(e).__name__}: {e}")
+                    return
+                compiled.append(fn)
+                report.times["compile"] += compile_time
+            t0 = time.perf_counter()
+            compiled[0](*args)
+            elapsed = time.perf_counter() - t0
+            for node, arr in zip(rendered.outputs, outs):
+                values[node] = arr
+            if dest is not None:
+                values[dest[0]] = dest[1]
+            written = sum(a.nbytes for a in outs) + (dest[2] if dest else 0)
+            report.kernels += 1
+            report.kernel_list.append(kernel_entry(kernel, elapsed, read_bytes, rendered.source, written=written,
+                                                   compile_time=compile_time, parallel=parallel, cache=how))
+
+        return launch
 
     def _render(self, kernel: Kernel) -> Rendered:
         """Rendering is pure: a kernel of the same nodes (hash-consed) renders the same source."""
@@ -181,13 +198,15 @@ def _progress(kernel: Kernel, parallel: bool) -> None:
           f"{', parallel' if parallel else ''}) with numba...", file=sys.stderr, flush=True)
 
 
-def _arguments(kernel: Kernel, r: Rendered, plan: Any, values: dict) -> tuple[list, list, tuple | None]:
+def _arguments(kernel: Kernel, r: Rendered, plan: Any, values: dict,
+               params: list) -> tuple[list, list, tuple | None]:
     """The kernel's arguments, in the order ``render`` declared them."""
-    args: list[Any] = list(kernel.shape)
-    args += [param_value(node, dtype) for node, dtype in r.params]
+    args: list[Any] = list(kernel.shape) + params
     for node, shape in r.reads:
-        arr = np.asarray(resolve(node, values))
-        args.append(np.broadcast_to(arr, shape) if shape else arr.reshape(1))
+        arr = resolve(node, values)
+        if arr.shape != shape or not shape:  # (broadcast_to costs microseconds: only when needed)
+            arr = np.broadcast_to(arr, shape) if shape else np.asarray(arr).reshape(1)
+        args.append(arr)
     outs = [np.empty(n.shape, n.dtype) for n in r.outputs]  # owners of their memory, as NumPy's results
     args += [o if o.ndim else o.reshape(1) for o in outs]  # the kernel writes a 0-d result at [0]
     dest = None
