@@ -121,3 +121,21 @@ def apply_chain(x: np.ndarray, chain: tuple) -> np.ndarray:
     for kind, p in chain:
         x = apply(x, kind, p)
     return x
+
+
+def element_layout(node: Any, shape: tuple[int, ...]) -> tuple[int, tuple[int, ...]] | None:
+    """Where ``node``'s elements, broadcast to ``shape``, lie in its storage's memory:
+    (offset, strides) in elements, so a kernel can index the storage as one flat array.
+    None when the storage is not one contiguous block (then it is read as a strided array).
+    """
+    storage = node.storage()
+    item = node.dtype.itemsize
+    st_strides = storage.layout[1] if storage.layout is not None else c_strides(storage.shape, item)
+    f_strides = tuple(reversed(c_strides(tuple(reversed(storage.shape)), item)))
+    if storage.size > 1 and st_strides not in (c_strides(storage.shape, item), f_strides):
+        return None
+    g = ghost(node.dtype, node.shape, node.layout if node.op in ("view", "input") else None)
+    offset, strides = layout_of(np.broadcast_to(g, shape) if shape != g.shape else g)
+    if offset % item or any(st % item for st in strides):
+        return None
+    return offset // item, tuple(st // item for st in strides)

@@ -202,7 +202,13 @@ def _arguments(kernel: Kernel, r: Rendered, plan: Any, values: dict,
                params: list) -> tuple[list, list, tuple | None]:
     """The kernel's arguments, in the order ``render`` declared them."""
     args: list[Any] = list(kernel.shape) + params
-    for node, shape in r.reads:
+    for (node, shape), flat in zip(r.reads, r.flat):
+        if flat is not None:  # the storage's memory as one flat array, with the read's offset and strides
+            storage = resolve(node.storage(), values)
+            args.append(storage if storage.ndim == 1 else storage.ravel(order="K"))  # contiguous: a view
+            args.append(flat[0])
+            args += [flat[1][d] for d in flat[2]]
+            continue
         arr = resolve(node, values)
         if arr.shape != shape or not shape:  # (broadcast_to costs microseconds: only when needed)
             arr = np.broadcast_to(arr, shape) if shape else np.asarray(arr).reshape(1)

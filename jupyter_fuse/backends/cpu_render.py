@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import views
 from ..fuse import Kernel
 from ..ir import Node
 from ..ops import OPS
@@ -47,6 +48,9 @@ class Rendered:
     reads: list[tuple[Node, tuple[int, ...]]]  # array arguments: (input node, shape it is read at)
     outputs: list[Node]
     needs_threads: bool = False  # takes an `nthreads` argument (it splits work into chunks)
+    # per read: None (a strided array) or (offset, strides, dims whose stride is an argument): the
+    # storage as one flat array, indexed in the kernel (contiguous rows stay vectorizable)
+    flat: list = field(default_factory=list)
 
 
 # -- scalar expressions ----------------------------------------------------------------
@@ -334,11 +338,30 @@ class _Ctx:
             self.params.append(key)
         return f"p{self.params.index(key)}"
 
+    flat: dict = field(default_factory=dict)
+
     def read(self, node: Node, shape: tuple[int, ...]) -> str:
         key = (node, shape)
         if key not in self.reads:
             self.reads.append(key)
         return f"in{self.reads.index(key)}"
+
+    def read_at(self, node: Node, space: tuple[int, ...], var: Callable[[int], str]) -> str:
+        """The expression reading ``node`` at the current index of ``space``."""
+        arr = self.read(node, space)
+        j = self.reads.index((node, space))
+        lay = views.element_layout(node, space)
+        if lay is None:
+            return f"{arr}[{_index(space, space, var) if space else '0'}]"
+        offset, strides = lay
+        # strides 0 and (innermost) 1 are part of the source; other strides are arguments
+        runtime = tuple(d for d, t in enumerate(strides) if t != 0 and not (t == 1 and d == len(strides) - 1))
+        self.flat[j] = (offset, strides, runtime)
+        terms = [f"o{j}"] + [var(d) if d not in runtime else f"{var(d)} * t{j}_{d}"
+                             for d, t in enumerate(strides) if t != 0]
+        # an unsigned index: numba then skips its negative-index wraparound check, which
+        # otherwise keeps LLVM from vectorizing the loop (measured: a stencil 1.6x slower)
+        return arr + "[np.uint64(" + " + ".join(terms) + ")]"
 
 
 def render(kernel: Kernel) -> Rendered:
@@ -350,7 +373,8 @@ def render(kernel: Kernel) -> Rendered:
         body, full = _render_elementwise(ctx), False
     nd = len(kernel.shape)
     args = [f"s{d}" for d in range(nd)] + [f"p{i}" for i in range(len(ctx.params))] \
-        + [f"in{i}" for i in range(len(ctx.reads))] + [f"out{i}" for i in range(len(outputs(kernel)))]
+        + [a for j in range(len(ctx.reads)) for a in _read_args(j, ctx.flat.get(j))] \
+        + [f"out{i}" for i in range(len(outputs(kernel)))]
     if kernel.kind == "scatter":
         args.append("dst")
     if full:
@@ -366,7 +390,12 @@ def render(kernel: Kernel) -> Rendered:
         + "\nkernel_par = njit(parallel=True, error_model='numpy', cache=True)(_kernel_par)\n"
         + "kernel_seq = njit(error_model='numpy', cache=True)(_kernel_seq)\n"
     )
-    return Rendered(source, ctx.params, ctx.reads, outputs(kernel), full)
+    return Rendered(source, ctx.params, ctx.reads, outputs(kernel), full,
+                    [ctx.flat.get(j) for j in range(len(ctx.reads))])
+
+
+def _read_args(j: int, flat: tuple | None) -> list[str]:
+    return [f"in{j}"] + ([f"o{j}"] + [f"t{j}_{d}" for d in flat[2]] if flat is not None else [])
 
 
 def outputs(kernel: Kernel) -> list[Node]:
@@ -439,9 +468,9 @@ def _operand(ctx: _Ctx, a: Node, space: tuple[int, ...], var: Callable[[int], st
     """A variable holding argument ``a`` at the current index."""
     if a in ctx.names:
         return ctx.names[a]
-    arr = ctx.read(a, space)
+    expr = ctx.read_at(a, space, var)
     name = ctx.names[a] = ctx.fresh("v")
-    lines.append(f"{name} = {arr}[{_index(space, space, var) if space else '0'}]")
+    lines.append(f"{name} = {expr}")
     return name
 
 
