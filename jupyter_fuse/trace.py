@@ -526,6 +526,8 @@ class LazyArray:
         vshape = value.shape if isinstance(value, LazyArray) else ()
         if np.broadcast_shapes(vshape, target.shape) != target.shape:
             np.empty(target.shape, self.dtype)[...] = np.broadcast_to(probe(value), vshape)  # raises
+            # NumPy let it through: the value has extra leading 1-dims, which assignment drops
+            value = value.reshape(vshape[len(vshape) - target.ndim:])
         val = value if isinstance(value, LazyArray) else None
         node = node_of(value)
         if val is not None and val.dtype != self.dtype:

@@ -155,6 +155,13 @@ v[1] = 100.0
 """, "g = np.random.default_rng(0).random((6, 7))", backend="cpu")
 
 
+@pytest.mark.parametrize("fuse", [True, False])
+def test_assigned_values_with_extra_leading_ones(fuse):  # NumPy drops them: b[...] = a[None]
+    check("b[...] = a; g[1:] = (g[:2] * 2)[None]; c = g[0]; c[...] = np.ones((1, 7))",
+          "a = np.array([True]); b = np.array(False); g = np.random.default_rng(0).random((3, 7))",
+          backend="cpu", fuse=fuse)
+
+
 # -- kernel counts of canonical programs ----------------------------------------------------
 
 PROGRAMS = {

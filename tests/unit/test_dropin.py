@@ -122,6 +122,8 @@ def test_views(source):
     "a.sort(axis=1)", "np.random.shuffle(b)", "c = a.fill(3)", "c = b.sort()",
     "a -= a.mean(axis=0)", "a /= a.sum(axis=1, keepdims=True)", "b //= 2; b %= 3; b **= 2; b <<= 1; b |= 8",
     "m &= False", "m ^= True",
+    "c = np.array(0.0); c[...] = a[:1, :1]; b[...] = b[None, None]",  # extra leading 1-dims dropped
+    "a[1:] = (a[:2] * 2)[None]", "c = a[0]; c[...] = np.ones((1, 2, 4))",
 )
 def test_inplace(source):
     f = check(source, SETUP)
