@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import guards, views
+from .buffers import rebind
 from .guards import Recorder, Unguardable, path_text, resolve
 from .trace import LazyArray, root_of
 
@@ -303,8 +304,9 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
 
     new = [(k, build(r)) for k, r in names]
     value = [build(r) for r in result]
+    del build  # (recursive: its closure cell refers to itself) results must die with their names
     for k, v in new:
-        user[k] = v
+        rebind(user, k, v)
     for k in deleted:
         user.pop(k, None)
     if printed:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import views
+from . import buffers, views
 from .lazynp import LAZY_NUMPY, LazyModule, LazyUfunc
 from .session import Session
 from .trace import LazyArray, wrap_array
@@ -192,7 +192,7 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
 
     for k in list(ns.assigned):
         if dict.__contains__(ns, k):
-            ns.user[k] = unwrap_module(convert(dict.__getitem__(ns, k)))
+            buffers.rebind(ns.user, k, unwrap_module(convert(dict.__getitem__(ns, k))))
     for k in ns.deleted:
         ns.user.pop(k, None)
     for v in ns.reads.values():

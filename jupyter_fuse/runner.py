@@ -81,13 +81,17 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         except BaseException as e:  # the user's exception, namespace already consistent
             s.report.error = f"{type(e).__name__}: {e}"
             _finish(s, t0)
+            s.close()
             if os.environ.get("JUPYTER_FUSE_DEBUG"):  # developers: keep our frames
                 raise
             raise e.with_traceback(_user_traceback(e.__traceback__, filename))
     _finish(s, t0)
     s.report.result = result  # type: ignore[attr-defined]
-    if s.tape is not None:
-        _record(s, key, ns, misses)
+    try:
+        if s.tape is not None:
+            _record(s, key, ns, misses)
+    finally:
+        s.close()
     _check_kernels(s.report, expect_kernels)
     return s.report
 

@@ -54,6 +54,15 @@ class Session:
         self.eager_results: dict[int, str] = {}  # id(array a NumPy fallback returned) -> what ran
         self.tape: Any = None  # the plan cache's recorder (cache.Tape) while a cached run traces
 
+    def close(self) -> None:
+        """The cell is over: drop every value now, not at the next garbage collection (lazy
+        arrays and the session refer to each other), so last run's arrays die with their names."""
+        for big in (self.values, self.wrapped, self.buffers, self.lines):
+            big.clear()
+        self.inputs.clear()
+        self.keepalive.clear()
+        self.namespace = None
+
     # -- the active trace --------------------------------------------------
     @contextmanager
     def activate(self) -> Iterator["Session"]:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import __version__, views
+from .. import __version__, buffers, views
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import family
@@ -213,7 +213,7 @@ def _arguments(kernel: Kernel, r: Rendered, plan: Any, values: dict,
         if arr.shape != shape or not shape:  # (broadcast_to costs microseconds: only when needed)
             arr = np.broadcast_to(arr, shape) if shape else np.asarray(arr).reshape(1)
         args.append(arr)
-    outs = [np.empty(n.shape, n.dtype) for n in r.outputs]  # owners of their memory, as NumPy's results
+    outs = [buffers.empty(n.shape, n.dtype) for n in r.outputs]  # owners of their memory, like NumPy's
     args += [o if o.ndim else o.reshape(1) for o in outs]  # the kernel writes a 0-d result at [0]
     dest = None
     if kernel.kind == "scatter":
