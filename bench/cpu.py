@@ -5,8 +5,10 @@
 
 Every result is checked against NumPy. "fused first" is the first run in a
 process with an empty kernel cache (trace, plan, numba compile, run); "fused
-warm" is the best of the following runs (kernels compiled, traced again each
-time). Times are the best of ``--repeat`` runs, in milliseconds.
+warm" is the best of the following runs with the plan cache off (kernels
+compiled, the cell traced again each time); "replay" is a re-run that hits the
+plan cache (guards checked, no tracing). Times are the best of ``--repeat``
+runs, in milliseconds.
 """
 
 from __future__ import annotations
@@ -263,9 +265,9 @@ def run_numpy(src: str, data: dict) -> dict:
     return ns
 
 
-def run_fused(src: str, data: dict) -> dict:
+def run_fused(src: str, data: dict, cache: bool = True) -> dict:
     ns = {"np": np, **data}
-    ns["_report"] = jf.run_cell(src, ns, backend="cpu")
+    ns["_report"] = jf.run_cell(src, ns, backend="cpu", cache=cache)
     return ns
 
 
@@ -294,12 +296,16 @@ def main() -> None:
         t_first = (time.perf_counter() - t0) * 1e3
         check(name, ref, first, "fused")
         report = first["_report"]
-        t_warm = best(lambda: run_fused(src, data), args.repeat)
+        t_warm = best(lambda: run_fused(src, data, cache=False), args.repeat)
+        check(name, ref, run_fused(src, data), "replay")
+        replayed = run_fused(src, data)
+        assert replayed["_report"].cache == "hit", (name, replayed["_report"].cache, replayed["_report"].miss_reasons)
+        t_replay = best(lambda: run_fused(src, data), args.repeat)
         check(name, ref, NUMEXPR[name](**data), "numexpr")
         t_ne = best(lambda: NUMEXPR[name](**data), args.repeat)
         check(name, ref, NUMBA[name](**data), "numba")  # (compiles once)
         t_nb = best(lambda: NUMBA[name](**data), args.repeat)
-        rows.append((name, report.ops, report.kernels, t_np, t_warm, t_first, t_ne, t_nb))
+        rows.append((name, report.ops, report.kernels, t_np, t_warm, t_replay, t_first, t_ne, t_nb))
         print(f"{name}: done", file=sys.stderr, flush=True)
     print_table(rows)
 
@@ -309,11 +315,12 @@ def print_table(rows: list[tuple]) -> None:
           f"numpy {np.__version__}, numba {numba.__version__} ({numba.get_num_threads()} threads), "
           f"numexpr {ne.__version__}, python {platform.python_version()}")
     print()
-    print("| program | ops -> kernels | NumPy ms | fused warm ms (x NumPy) | fused first ms | numexpr ms |"
-          " numba ms | warm / best(numexpr, numba) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, ops, kernels, t_np, t_warm, t_first, t_ne, t_nb in rows:
-        print(f"| {name} | {ops} -> {kernels} | {t_np:.1f} | {t_warm:.1f} ({t_np / t_warm:.2f}x) | {t_first:.0f} |"
+    print("| program | ops -> kernels | NumPy ms | fused warm ms (x NumPy) | replay ms (x NumPy) | fused first ms |"
+          " numexpr ms | numba ms | warm / best(numexpr, numba) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, ops, kernels, t_np, t_warm, t_replay, t_first, t_ne, t_nb in rows:
+        print(f"| {name} | {ops} -> {kernels} | {t_np:.1f} | {t_warm:.1f} ({t_np / t_warm:.2f}x) |"
+              f" {t_replay:.1f} ({t_np / t_replay:.2f}x) | {t_first:.0f} |"
               f" {t_ne:.1f} | {t_nb:.1f} | {t_warm / min(t_ne, t_nb):.2f} |")
 
 

@@ -324,10 +324,9 @@ def check(guards: list[tuple], user: Any, first_only: bool = True) -> list[str]:
     cache: dict[tuple, Any] = {}
 
     def get(path: tuple) -> Any:
-        try:
-            return cache[path]
-        except KeyError:
-            pass
+        x = cache.get(path, cache)  # (the dict itself as "not yet": no KeyError on the hot path)
+        if x is not cache:
+            return x
         try:
             parent = get(path[:-1]) if len(path) > 1 else None
             if parent is _MISSING:
@@ -376,11 +375,14 @@ def _check_one(kind: str, path: tuple, exp: Any, get: Any) -> str | None:
                                f"{path_text(path[j])}"
         reps = list({id(r): r for r in roots}.values())
         overlap = tuple((i, j) for i in range(len(reps)) for j in range(i + 1, len(reps))
-                        if np.may_share_memory(reps[i], reps[j]))
+                        if np.may_share_memory(reps[i], reps[j])) if len(reps) > 1 else ()
         if overlap != exp[1]:
             return "aliasing: array inputs now overlap in memory differently"
         return None
     x = get(path)
+    if (kind == "array" and type(x) is np.ndarray and x.base is None and exp[4] is None and x.dtype == exp[0]
+            and x.shape == exp[1] and x.strides == exp[2] and x.flags.writeable == exp[3]):
+        return None  # the common case (an array owning its memory, unchanged), without building any text
     text = path_text(path)
     if x is _MISSING:
         return f"{text}: no longer defined"

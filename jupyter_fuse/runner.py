@@ -10,7 +10,9 @@ import time
 from typing import Any
 
 from .backends import get_backend
+from .cache import PLAN_CACHE, Abandon, Tape, replay, warn_storm
 from .capture import Namespace, finalize
+from .guards import scan
 from .ir import format_graph
 from .report import Report
 from .session import Session
@@ -41,8 +43,6 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
     namespace = {} if namespace is None else namespace
     engine = get_backend(backend, dry_run=dry_run, keep=keep)
     cache = cache and engine.name != "cupy"  # replays of device-resident plans: not yet (see backends/cupy.py)
-    filename = filename or f"<fuse-cell-{next(_counter)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
     if engine.name == "cupy":
         options.update(dry_run=dry_run, keep=keep)
@@ -53,14 +53,13 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         if hit is not None:
             _check_kernels(hit, expect_kernels)
             return hit
+    filename = filename or f"<fuse-cell-{next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one (a replay never compiles)
     s = Session(engine, filename, fuse=fuse)
     s.report.source = source
     s.report.options = options
     if cache:
-        from .cache import Tape
-        from .guards import scan
-
         unreplayable = scan(source)
         if unreplayable:
             s.report.cache, s.report.miss_reasons = "unreplayable", unreplayable
@@ -105,8 +104,6 @@ def _check_kernels(report: Report, expect_kernels: int | None) -> None:
 
 def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: dict) -> tuple[Report | None, list]:
     """A replay of the cell's plan if every guard of one of its entries holds; else why not."""
-    from .cache import PLAN_CACHE, Abandon, replay
-
     t0 = time.perf_counter()
     entry, misses = PLAN_CACHE.lookup(key, namespace)
     t_guard = time.perf_counter() - t0
@@ -137,8 +134,6 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
 
 def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:
     """Store the traced run's tape as a cache entry, or say why it cannot be replayed."""
-    from .cache import PLAN_CACHE, warn_storm
-
     t0 = time.perf_counter()
     try:
         entry = s.tape.finish(ns)
