@@ -94,11 +94,14 @@ def compare_cell(run: Any, source: str, namespace: dict, backend: str, **options
     eager_ns = _copy_namespace(namespace)
     eager_out = io.StringIO()
     eager_report, eager_error = None, None
+    global_rng = np.random.get_state()
     with contextlib.redirect_stdout(eager_out):
         try:
             eager_report = run(source, eager_ns, "numpy", fuse=False)
         except Exception as e:  # compared with the fused run's exception below
             eager_error = e
+        finally:  # the fused run draws the same numbers, and leaves the state as NumPy would
+            np.random.set_state(global_rng)
     fused_out = _Tee(sys.stdout)
     try:
         with contextlib.redirect_stdout(fused_out):
@@ -184,12 +187,16 @@ def _user_value(name: str, value: Any) -> bool:
                                                                            type, types.BuiltinFunctionType)))
 
 
+_COPIED = (np.ndarray, list, dict, set, np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
 def _copy_namespace(ns: dict) -> dict:
-    """Arrays and containers copied (one memo, so ``b = a`` stays aliased); the rest shared."""
+    """Arrays, containers and random generators copied (one memo, so ``b = a`` stays aliased, and
+    the eager run draws what the fused run will); the rest shared."""
     memo: dict[int, Any] = {}
     out = {}
     for k, v in ns.items():
-        if _user_value(k, v) and isinstance(v, (np.ndarray, list, dict, set)):
+        if _user_value(k, v) and isinstance(v, _COPIED):
             try:
                 out[k] = copy.deepcopy(v, memo)
                 continue

@@ -84,6 +84,21 @@ def test_compare_cell_copies_the_namespace():
     assert c.eager.kernels >= 1 and c.speedup > 0
 
 
+@pytest.mark.parametrize("draw", ["np.random.rand(5)", "rng.random(5)", "np.random.default_rng(7).random(5)"])
+def test_compare_draws_what_numpy_draws(draw):
+    ns = {"np": np, "x": np.arange(5.0), "rng": np.random.default_rng(3)}
+    np.random.seed(0)
+    report, c = compare_cell(jf.run_cell, f"y = {draw} + x", ns, "cpu")
+    assert c.agree, c.mismatches
+    state = np.random.get_state()[1].copy()
+    np.random.seed(0)
+    plain = {"np": np, "x": np.arange(5.0), "rng": np.random.default_rng(3)}
+    exec(f"y = {draw} + x", plain)
+    np.testing.assert_array_equal(ns["y"], plain["y"])  # the user's y is the first draw, not the second
+    np.testing.assert_array_equal(state, np.random.get_state()[1])  # states consumed once, as NumPy does
+    assert ns["rng"].random() == plain["rng"].random()
+
+
 def test_compare_reports_exceptions():
     ns = {"np": np, "a": np.arange(4.0)}
 
