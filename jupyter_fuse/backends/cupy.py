@@ -449,7 +449,7 @@ class _CudaBase:
             NumpyBackend().execute(mini, host, report)
         for e in report.kernel_list[before:]:
             e.update(fallback=f"the CUDA kernel did not compile; it ran on the CPU: {message.splitlines()[0]}",
-                     cuda_source=entry["source"], compiled=False, log=entry["log"])
+                     cuda_source=entry["source"], compiled=False, log=entry["log"], language="python")
         for out in kernel.outputs:
             values[out] = host[out]
         report.fallbacks.append({"line": kernel.lines[0] if kernel.lines else None, "op": kernel.name,

@@ -90,13 +90,23 @@ def highlight(source: str, language: str = "python") -> str:
         return f"<pre>{escape(source)}</pre>"
 
 
+def kernel_source(k: dict) -> str:
+    """One kernel's generated source; a kernel whose CUDA failed to compile shows that source, the
+    compiler's log, and then the source that ran instead."""
+    out = highlight(k["source"], k["language"])
+    if k["failed_source"]:
+        out = (f'<div style="{BAD}; padding: 2px 6px">{escape(k["fallback"] or "the CUDA kernel did not compile")}'
+               f'</div>{highlight(k["failed_source"], "cuda")}<pre>{escape(k["log"])}</pre>'
+               f'<div style="{NOTE}">what ran instead ({k["language"]}):</div>{out}')
+    return out
+
+
 def kernel_sources(d: dict) -> str:
     rows = stats.kernel_rows(d)
     with_source = [k for k in rows if k["source"]]
     if not with_source:
         return f'<div style="{NOTE}">{escape(stats.no_source_note(d, rows[0]["name"]) if rows else "")}</div>'
-    return "".join(_details(f"{k['name']} source ({k['language']})", highlight(k["source"], k["language"]))
-                   for k in with_source)
+    return "".join(_details(f"{k['name']} source ({k['language']})", kernel_source(k)) for k in with_source)
 
 
 def graph_svg(d: dict) -> str:

@@ -71,7 +71,7 @@ class Panel(w.VBox):
         if k is None:
             self.source.value = ""
         elif k["source"]:
-            self.source.value = html.highlight(k["source"], k["language"])
+            self.source.value = html.kernel_source(k)
         else:
             self.source.value = f'<div style="{html.NOTE}">{stats.no_source_note(self.report, k["name"])}</div>'
         if name is not None and self.kernel_select.value != name:

@@ -83,10 +83,15 @@ def cache_text(d: dict) -> str:
     return f"cache {state}" + (f": {why}" if why else "")
 
 
+def backend_label(d: dict) -> str:
+    """``cupy --dry-run`` for a dry run (its timings are the host's), else the backend, as in the summary."""
+    return d["backend"] + (" --dry-run" if (d.get("options") or {}).get("dry_run") else "")
+
+
 def headline(d: dict) -> dict[str, Any]:
     eager = eager_bytes(d)
     return {
-        "backend": d["backend"], "ops": d["ops"], "kernels": d["kernels"],
+        "backend": backend_label(d), "ops": d["ops"], "kernels": d["kernels"],
         "title": f"{d['ops']} ops -> {d['kernels']} kernel{'s' * (d['kernels'] != 1)}",
         "cache": cache_text(d), "total": d["times"].get("total", 0.0),
         "moved": d.get("bytes_moved", 0), "eager": eager, "saved": eager - d.get("bytes_moved", 0),
@@ -112,6 +117,7 @@ def kernel_rows(d: dict) -> list[dict[str, Any]]:
         "lines": list(k.get("lines", [])), "bytes_in": k.get("bytes_read", 0),
         "bytes_out": k.get("bytes_written", 0), "time": k.get("time", 0.0), "source": k.get("source"),
         "language": k.get("language") or ("cuda" if d["backend"] == "cupy" else "python"),
+        "failed_source": k.get("cuda_source"), "log": k.get("log") or "", "fallback": k.get("fallback"),
     } for k in d.get("kernel_list", [])]
 
 

@@ -47,4 +47,4 @@ def render(report: Any, comparison: Any = None) -> str:
 def _summary(report: Any, d: dict) -> str:
     if hasattr(report, "summary"):
         return report.summary()
-    return f"fuse[{d['backend']}]: {d['ops']} ops -> {d['kernels']} kernels"
+    return f"fuse[{stats.backend_label(d)}]: {d['ops']} ops -> {d['kernels']} kernels"

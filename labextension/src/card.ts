@@ -3,6 +3,7 @@
  * renderer. Text only (textContent), so it is safe for untrusted notebooks.
  */
 import {
+  backendLabel,
   breakLines,
   formatBytes,
   formatLines,
@@ -44,7 +45,7 @@ export function renderCard(r: IFuseReport): HTMLElement {
 
   const head = el('div', 'jp-FuseCard-head');
   head.append(
-    el('span', 'jp-FuseCard-backend', `fuse[${r.backend}]`),
+    el('span', 'jp-FuseCard-backend', `fuse[${backendLabel(r)}]`),
     el('span', 'jp-FuseCard-headline', opsToKernels(r))
   );
   card.append(head);

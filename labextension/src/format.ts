@@ -64,9 +64,14 @@ export function badgeText(r: IFuseReport): string {
   return parts.join(' \u00b7 ');
 }
 
+/** `cupy --dry-run` for a dry run (its timings are the host's), else the backend. */
+export function backendLabel(r: IFuseReport): string {
+  return r.options?.dry_run ? `${r.backend} --dry-run` : r.backend;
+}
+
 /** The one line a sidebar entry or card header shows, like `Report.summary()`. */
 export function summaryLine(r: IFuseReport): string {
-  const parts = [`fuse[${r.backend}]: ${opsToKernels(r)}`];
+  const parts = [`fuse[${backendLabel(r)}]: ${opsToKernels(r)}`];
   if (r.cache !== 'off') {
     parts.push(`cache ${r.cache}`);
   }

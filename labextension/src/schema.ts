@@ -181,6 +181,7 @@ function readReport(data: unknown): IFuseReport {
     guards: list(d, 'guards', v => String(v)),
     miss_reasons: list(d, 'miss_reasons', v => String(v)),
     source: str(d, 'source', ''),
-    error: d.error === undefined || d.error === null ? null : String(d.error)
+    error: d.error === undefined || d.error === null ? null : String(d.error),
+    options: isObject(d.options) ? { ...d.options, dry_run: d.options.dry_run === true } : {}
   };
 }

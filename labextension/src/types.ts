@@ -54,6 +54,8 @@ export interface IFuseReport {
   miss_reasons: string[];
   source: string;
   error: string | null;
+  /** the options the cell ran with (`dry_run`: CUDA compiled, computed on the host) */
+  options?: { dry_run?: boolean; [option: string]: unknown };
 }
 
 /** The result of reading a report: the report, or a message a person can read. */

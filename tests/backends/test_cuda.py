@@ -314,6 +314,15 @@ def test_a_kernel_that_does_not_compile_runs_on_the_cpu_and_says_why(monkeypatch
     assert any(line.lstrip().startswith(">") for line in err.splitlines())  # the offending line, marked
     (k,) = r.kernel_list
     assert k["compiled"] is False and "no_such_function" in k["cuda_source"] and "did not compile" in k["fallback"]
+    # the panel shows the failed CUDA source and NVRTC's log, then the CPU source that ran, each as what it is
+    from jupyter_fuse.dashboard import html, stats
+
+    d = r.to_dict()
+    (row,) = stats.kernel_rows(d)
+    assert row["language"] == "python" and row["failed_source"] == k["cuda_source"]
+    shown = html.kernel_sources(d)
+    assert "no_such_function" in shown and "identifier" in shown and "what ran instead (python)" in shown
+    assert "fuse[cupy --dry-run]" in html.headline(d)
 
 
 def test_a_compile_error_is_an_error_in_strict_mode(monkeypatch):

@@ -60,6 +60,8 @@ test('summaryLine is like Report.summary()', () => {
     summaryLine(report()),
     'fuse[cpu]: 8 ops \u2192 2 kernels \u00b7 cache miss \u00b7 2.5 ms \u00b7 1 fallback'
   );
+  const dry = report({ backend: 'cupy', options: { dry_run: true } });
+  assert.match(summaryLine(dry), /^fuse\[cupy --dry-run\]: /);
 });
 
 test('breaks are grouped by reason with their lines', () => {
