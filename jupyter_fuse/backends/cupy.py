@@ -228,8 +228,10 @@ class Ledger:
         self.report = report
 
     def add(self, direction: str, nbytes: int, name: str | None, cause: str, line: int | None,
-            kernel: str | None = None, fallback: str | None = None) -> dict:
+            kernel: str | None = None, fallback: str | None = None, seconds: float | None = None) -> dict:
         entry = {"direction": direction, "bytes": int(nbytes), "name": name or "?", "cause": cause, "line": line}
+        if seconds is not None:  # measured on the host around the copy (a dry run copies nothing: no time)
+            entry["time"] = seconds
         if kernel:
             entry["kernel"] = kernel
         self.report.transfers.append(entry)
@@ -276,6 +278,9 @@ class _CudaBase:
         return self._supported[key]
 
     # -- the ledger's events -----------------------------------------------------------------
+    def _copy_time(self, t0: float) -> float | None:
+        return None if self.dry_run else time.perf_counter() - t0
+
     def ledger(self, report: Any) -> Ledger:
         if self._ledger is None or self._ledger.report is not report:
             self._ledger = Ledger(report)
@@ -329,9 +334,10 @@ class _CudaBase:
             cause, fallback = self._h2d_cause(node, value)
             name = self._input_name(value) or self._holder(node) or fallback or node.op
             line = kernel.lines[0] if kernel is not None and kernel.lines else None
-            self.ledger(report).add("h2d", value.nbytes, name, cause, line, kernel.name if kernel else None,
-                                    fallback)
+            t0 = time.perf_counter()
             hit = self._h2d[id(value)] = (value, self._copy_h2d(value))
+            self.ledger(report).add("h2d", value.nbytes, name, cause, line, kernel.name if kernel else None,
+                                    fallback, self._copy_time(t0))
         return hit[1]
 
     def to_host(self, value: Any, cause: str, name: str | None = None, line: int | None = None,
@@ -351,8 +357,10 @@ class _CudaBase:
             host = self._derive(self._host[id(root)][1], root, value)
         else:
             report = self._report if self._report is not None else self._session().report
-            self.ledger(report).add("d2h", value.nbytes, name, cause, line, fallback=fallback)
-            host = self._copy_d2h(value)
+            t0 = time.perf_counter()
+            host = self._copy_d2h(value)  # (synchronous: it waits for the kernels before it, as Python does)
+            self.ledger(report).add("d2h", value.nbytes, name, cause, line, fallback=fallback,
+                                    seconds=self._copy_time(t0))
         self._host[id(value)] = (value, host)
         return host
 

@@ -136,9 +136,13 @@ def no_source_note(d: dict, name: str) -> str:
 # -- time ----------------------------------------------------------------------
 
 def phase_times(d: dict) -> list[tuple[str, float]]:
-    t = d.get("times", {})
-    transfers = t.get("transfers", t.get("transfer", sum(x.get("time", 0.0) for x in d.get("transfers", []))))
-    return [(p, float(transfers if p == "transfers" else t.get(p, 0.0))) for p in PHASES]
+    """Seconds per phase. The cupy backend times each copy in its ledger; those copies happened
+    while the plan ran, so they come out of ``run`` into ``transfers``."""
+    t = dict(d.get("times", {}))
+    transfers = sum(x.get("time", 0.0) for x in d.get("transfers", []))
+    t["run"] = max(0.0, t.get("run", 0.0) - transfers)
+    t["transfers"] = transfers
+    return [(p, float(t.get(p, 0.0))) for p in PHASES]
 
 
 # -- transfers -----------------------------------------------------------------

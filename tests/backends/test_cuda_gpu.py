@@ -99,6 +99,7 @@ def test_the_real_ledger_is_the_dry_runs(name):
     strip = lambda r: [(t["direction"], t["bytes"], t["name"], t["cause"]) for t in r.transfers]  # noqa: E731
     assert strip(real) == strip(dry)
     assert [k["source"] for k in real.kernel_list] == [k["source"] for k in dry.kernel_list]
+    assert all(t["time"] > 0 for t in real.transfers) and not any("time" in t for t in dry.transfers)
 
 
 def test_keep_leaves_cupy_arrays_and_the_next_cell_transfers_nothing():

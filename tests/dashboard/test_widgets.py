@@ -42,6 +42,14 @@ def test_timeline_figure(fused):
     assert "total 305.0 ms" in fig.layout.title.text
 
 
+def test_timed_copies_move_from_run_to_transfers(fused):
+    fused.transfers[0]["time"], fused.transfers[1]["time"] = 0.0015, 0.0005  # as the real cupy backend times them
+    times = dict(stats.phase_times(fused.to_dict()))
+    assert times["transfers"] == pytest.approx(0.002) and times["run"] == pytest.approx(0.001)
+    (bar,) = figures.timeline_figure(fused).data
+    assert dict(zip(bar.y, bar.x))["transfers"] == pytest.approx(2.0)  # ms
+
+
 def test_transfers_figure(fused, eager):
     fig = figures.transfers_figure(fused)
     assert _names(fig) == ["h2d", "d2h"] and list(fig.data[0].x) == ["x"]
