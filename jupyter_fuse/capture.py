@@ -72,6 +72,8 @@ class Namespace(dict):
             self.session.tape.read(key, value)  # guards now, before the cell can touch it
         self.reads.setdefault(key, value)
         wrapped = wrap_value(self.session, value)
+        if wrapped is value and isinstance(value, np.ndarray):  # object/string arrays and np.matrix
+            self.session.note_untraced(key, value)
         dict.__setitem__(self, key, wrapped)
         return wrapped
 

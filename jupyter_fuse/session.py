@@ -234,6 +234,12 @@ class Session:
                 self.eager_results[id(r)] = what
                 self.keepalive.append(r)
 
+    def note_untraced(self, name: str, arr: np.ndarray) -> None:
+        """The cell read an array that is not traced (object/string/datetime dtype, np.matrix)."""
+        kind = "an np.matrix" if isinstance(arr, np.matrix) else f"an array of dtype {arr.dtype}"
+        self.report.fallbacks.append({"line": self.line(), "op": name, "reason": (
+            f"{name} is {kind}, which is not traced: what the cell does with it runs as plain NumPy")})
+
     def record_fallback(self, what: str, reason: str) -> None:
         self.report.fallbacks.append({"line": self.line(), "op": what, "reason": reason})
         self.report.ops += 1

@@ -260,6 +260,15 @@ def test_object_and_string_arrays_fall_back_with_the_reason():
     assert list(ns["w"]) == [1.0, 4.0, 7.0]
 
 
+@pytest.mark.parametrize("backend", ["numpy", "cpu", "cupy"])
+def test_a_cell_of_only_untraced_arrays_still_says_why(backend):
+    ns = {"np": np, "o": np.array([1, "a"], dtype=object), "s": np.array(["x", "y"])}
+    r = jf.run_cell("o2 = o * 2\ns2 = s.copy()", ns, backend=backend, dry_run=backend == "cupy")
+    assert [(f["line"], f["op"]) for f in r.fallbacks] == [(1, "o"), (2, "s")]
+    assert "dtype object, which is not traced" in r.fallbacks[0]["reason"]
+    assert list(ns["o2"]) == [2, "aa"] and list(ns["s2"]) == ["x", "y"]
+
+
 def test_keep_leaves_results_on_the_device():
     x = np.random.default_rng(0).random(100)
     ns = {"np": np, "x": x}
