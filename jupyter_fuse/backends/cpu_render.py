@@ -197,6 +197,18 @@ def heaviside(a, h):
 def _cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
     if frm == to:
         return expr
+    return _convert(expr, frm, to)
+
+
+def _result(expr: str, out: np.dtype, to: np.dtype) -> str:
+    """An op's value, computed in the loop dtype ``out``, as ``to``. numba does arithmetic on small
+    integers in 64 bits (int8 * int8 is an int64): wrap it to the loop dtype, as NumPy's loop does."""
+    if out == to and out.kind in "iu" and out.itemsize < 8:
+        return f"np.{out.name}({expr})"
+    return _cast(expr, out, to)
+
+
+def _convert(expr: str, frm: np.dtype, to: np.dtype) -> str:
     if to == np.bool_:
         return f"({expr} != 0)"
     if frm.kind == "f" and to == np.uint32:  # as C compilers do it on x86-64 (NumPy's result out of range)
@@ -449,11 +461,11 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
             raise CannotRender("integer power with a non-constant or negative exponent")
         ctx.helpers.add("ipow")
         base = _arg(ctx, node, 0, operands[0], ins[0])
-        lines.append(f"{name} = {_cast(f'ipow({base}, {int(exp.params[1])})', ins[0], node.dtype)}")
+        lines.append(f"{name} = {_result(f'ipow({base}, {int(exp.params[1])})', ins[0], node.dtype)}")
         return
     cast_args = [_arg(ctx, node, i, operands[i], ins[i]) for i in range(len(node.args))]
     expr = expression(node, cast_args, ins, out, ctx.helpers)
-    lines.append(f"{name} = {_cast(expr, out, node.dtype)}")
+    lines.append(f"{name} = {_result(expr, out, node.dtype)}")
 
 
 def _arg(ctx: _Ctx, node: Node, i: int, operand: str, dtype: np.dtype) -> str:

@@ -129,6 +129,21 @@ fy = np.array([0.0, 0.0, 0.0, 2.0, 1.0, -2.0])
 """, backend="cpu")
 
 
+SMALL_INTS = ("x = np.array([100, 100, 3], np.int8); u = np.array([200, 100, 3], np.uint8); "
+              "w = np.array([30000, -30000, 7], np.int16); z = np.array([2**31 - 1, 5, -2**31], np.int32)")
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+@pytest.mark.parametrize("source", [
+    "r = (x * x).astype(np.int64)", "r = (x + x) / 2", "r = (x * x).sum()", "r = (x + x).max()",
+    "r = np.argmax(x + x)", "r = (x * x).prod(); s = (x * x).var()", "r = (u - u[::-1]).mean(); s = u * 2 + 1",
+    "r = w * 3; s = (w + w).sum()", "r = (z + 1) // 2; s = z * z", "r = x ** 3; s = u ** 2",
+    "r = -x - x; s = abs(x + x)", "r = x << 3; s = (u << 2) >> 1",
+])
+def test_small_integers_wrap_inside_fused_kernels(source, fuse):  # numba computes them in 64 bits
+    check(source, SMALL_INTS, backend="cpu", fuse=fuse)
+
+
 def test_views_broadcasts_and_creation_fuse():
     f = check("""
 t = np.linspace(0.0, 1.0, 101)
