@@ -56,9 +56,11 @@ class Namespace(dict):
         self.reads: dict[str, Any] = {}  # name -> the object read (reference-graph roots)
         self.assigned: set[str] = set()
         self.deleted: set[str] = set()
+        self.cached: dict[str, Any] = {}  # name -> what __getitem__ put in the dict for a read
         dict.__setitem__(self, "__builtins__", _Builtins(self, user.get("__builtins__", builtins)))
         if "__name__" in user:  # class bodies read it with a plain dict lookup: their __module__
             dict.__setitem__(self, "__name__", user["__name__"])
+            self.cached["__name__"] = user["__name__"]
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -75,12 +77,21 @@ class Namespace(dict):
         if wrapped is value and isinstance(value, np.ndarray):  # object/string arrays and np.matrix
             self.session.note_untraced(key, value)
         dict.__setitem__(self, key, wrapped)
+        self.cached[key] = wrapped
         return wrapped
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.assigned.add(key)
         self.deleted.discard(key)
         dict.__setitem__(self, key, wrap_value(self.session, value))
+
+    def global_stores(self) -> None:
+        """Names bound by ``global x; x = ...`` (STORE_GLOBAL writes the dict directly, not through
+        ``__setitem__``): anything in the dict that is neither a cached read nor known is one."""
+        for k, v in list(dict.items(self)):
+            if k != "__builtins__" and k not in self.assigned and self.cached.get(k, self) is not v:
+                self.assigned.add(k)
+                self.deleted.discard(k)
 
     def __delitem__(self, key: str) -> None:
         if dict.__contains__(self, key):
@@ -150,6 +161,7 @@ def _recording_print(s: Session, real_print: Any) -> Any:
 def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
     """Write the cell's effects into the user's namespace; returns ``extra`` made concrete."""
     s = ns.session
+    ns.global_stores()
     roots = [dict.__getitem__(ns, k) for k in ns.assigned if dict.__contains__(ns, k)]
     roots += list(ns.reads.values()) + list(extra)
     lazies = _find_lazies(roots)

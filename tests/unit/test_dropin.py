@@ -188,6 +188,8 @@ def test_creation(source):
     "import numpy.linalg as la\nc = la.norm(a)", "f = np.sum; g = [np.sin, np.add.reduce]; r = np.random",
     "del a\nc = b * 2", "c = a\ndel a\nc += 1", "def f(x):\n    return x.sum() + q\nq = 1\nc = f(a * 2)",
     "class P:\n    def __init__(self, x):\n        self.x = x * 2\n    def total(self):\n        return self.x.sum()\np = P(a)",
+    "global g0\ng0 = a.sum()", "def f(v):\n    global g1, b\n    g1 = v * 3.0\n    b = b + 1\n    return v\ny = f(a)",
+    "def h():\n    global m\n    m = m & False\nh()\nh()",
 )
 def test_containers_and_closures(source):
     check(source, SETUP)
