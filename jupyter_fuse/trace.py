@@ -70,12 +70,12 @@ def fresh(node: Node, scalar: bool = False) -> "LazyArray":
     """A new array owning a new buffer holding ``node``."""
     s = session()
     lz = LazyArray(s, Buffer(node), (), scalar=scalar)
-    if _errors_raise():  # under np.errstate(...='raise') NumPy raises FloatingPointError at this very line
+    if errors_raise():  # under np.errstate(...='raise') NumPy raises FloatingPointError at this very line
         s.evaluate([node])
     return lz
 
 
-def _errors_raise() -> bool:
+def errors_raise() -> bool:
     return any(v in ("raise", "call") for v in np.geterr().values())
 
 

@@ -29,9 +29,11 @@ from .. import __version__, buffers, views
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import family
+from ..trace import errors_raise
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
 from .numpy import execute_plan, kernel_entry, resolve, run_on_numpy
 
+RAISE = "np.errstate/np.seterr asks for errors to raise: NumPy's own loops check them, compiled kernels do not"
 PARALLEL_MIN = 1 << 16  # below this many loop iterations threads cost more than they save
 PROGRESS_AFTER = 0.5  # seconds of compiling before we say so
 
@@ -80,8 +82,13 @@ class CpuBackend:
         """A launcher for this plan: rendering, parameters and (after the first launch) the
         compiled entry point are fixed once, so a replay of the plan only binds arrays and runs."""
         launchers = {id(k): self._launcher(k, plan) for k in plan.kernels}
-        return lambda values, report: execute_plan(plan, values, report,
-                                                   lambda kernel: launchers[id(kernel)](values, report))
+
+        def run(values: dict, report: Any) -> None:
+            if errors_raise():  # compiled kernels set no FloatingPointError: NumPy's own loops do
+                execute_plan(plan, values, report, lambda kernel: run_on_numpy(kernel, values, report, RAISE))
+            else:
+                execute_plan(plan, values, report, lambda kernel: launchers[id(kernel)](values, report))
+        return run
 
     def _launcher(self, kernel: Kernel, plan: Any) -> Callable[[dict, Any], None]:
         if kernel.kind == "single":

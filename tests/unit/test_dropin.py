@@ -263,9 +263,11 @@ def test_eager_views_alias(source):
     "with np.errstate(invalid='raise'):\n    c = np.sqrt(a - 5)",
     "c = a / 0\nwith np.errstate(all='raise'):\n    d = a + 1",
     "with np.errstate(over='raise'):\n    c = np.exp(a * 100)\nd = 1",
+    "with np.errstate(all='raise'):\n    c = b // 0", "c = a * 2\nwith np.errstate(divide='raise'):\n    d = (c / a).sum()",
 )
-def test_errstate_raises_at_the_line(source):
-    check(source, SETUP)
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_errstate_raises_at_the_line(source, backend):
+    check(source, SETUP, backend=backend)
 
 
 @cases(
