@@ -234,7 +234,7 @@ def _children(x: Any) -> list[Any]:
     if isinstance(x, (list, tuple, set, frozenset)):
         return list(x)
     if isinstance(x, dict):
-        return list(x.values())
+        return list(x.keys()) + list(x.values())  # keys too: a NumPy scalar can be one (`d[a[1]] = v`)
     if isinstance(x, types.FunctionType):
         return [c.cell_contents for c in (x.__closure__ or ()) if _cell_full(c)] + list(x.__defaults__ or ())
     if isinstance(x, type):  # class attributes of the user's classes (`Config.scale = x * 2`)
@@ -291,10 +291,15 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
             if nv is not v:
                 x[i] = nv
     elif isinstance(x, dict) and not isinstance(x, Namespace):
-        for k, v in list(x.items()):
-            nv = rec(v)
-            if nv is not v:
-                x[k] = nv
+        items = list(x.items())
+        new = [(rec(k), rec(v)) for k, v in items]
+        if any(nk is not k for (nk, _), (k, _) in zip(new, items)):  # a NumPy scalar as a key: `d[a[1]] = v`
+            x.clear()
+            x.update(new)
+        else:
+            for (k, nv), (_, v) in zip(new, items):
+                if nv is not v:
+                    x[k] = nv
     elif isinstance(x, (tuple, set, frozenset)):
         items = [rec(v) for v in x]
         if any(a is not b for a, b in zip(items, x)):

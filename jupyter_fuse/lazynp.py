@@ -136,6 +136,10 @@ _MUTATING_METHODS = frozenset({"sort", "fill", "partition", "put", "itemset", "r
 
 def eager_method(lz: LazyArray, name: str) -> Any:
     """``x.name`` for ndarray attributes the tracer does not model."""
+    if lz.scalar:  # a NumPy scalar: its own attribute of its value (`.real` is a float64, `.is_integer()`)
+        if lz._s.tape is not None:
+            lz._s.tape.unreplayable(f"x.{name} read a scalar's value outside the trace")
+        return getattr(np.asarray(lz._value(f".{name}"))[()], name)
     attr = getattr(np.ndarray, name)
     if not callable(attr):  # a property: .flags, .base, .real, ...
         if lz._s.tape is not None:

@@ -283,7 +283,6 @@ class LazyArray:
 
     __slots__ = ("_s", "_buf", "_chain", "_cache", "_origin", "scalar", "_writeable", "__weakref__")
     __array_priority__ = 1000
-    __hash__ = None  # type: ignore[assignment]  # like ndarray
 
     def __init__(self, s: Session, buf: Buffer, chain: tuple, origin: np.ndarray | None = None,
                  scalar: bool = False, writeable: bool = True) -> None:
@@ -408,6 +407,11 @@ class LazyArray:
     def strides(self) -> tuple[int, ...]:
         return self._ghost().strides
 
+    def __hash__(self) -> int:
+        if not self.scalar:
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        return self._read("hash()", hash)  # NumPy scalars hash by value (dict keys, sets)
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -520,13 +524,18 @@ class LazyArray:
             return
         if not self._writeable:
             raise ValueError("assignment destination is read-only")
-        target = self._view("getitem", key + ((("e",),) if views.is_scalar_index(key, self.ndim) else ()))
+        element = views.is_scalar_index(key, self.ndim)
+        target = self._view("getitem", key + ((("e",),) if element else ()))
         tiny = np.zeros((), self.dtype)
         tiny[...] = probe(value)  # NumPy's casting/overflow errors for the value
         vshape = value.shape if isinstance(value, LazyArray) else ()
         if np.broadcast_shapes(vshape, target.shape) != target.shape:
-            np.empty(target.shape, self.dtype)[...] = np.broadcast_to(probe(value), vshape)  # raises
-            # NumPy let it through: the value has extra leading 1-dims, which assignment drops
+            sample = np.broadcast_to(probe(value), vshape)
+            if element:  # `a[0] = v`: NumPy's element assignment ("setting an array element with a sequence")
+                np.zeros(1, self.dtype)[0] = sample
+            else:  # raises unless the value only has extra leading 1-dims
+                np.empty(target.shape, self.dtype)[...] = sample
+            # NumPy let it through: assignment drops the value's extra leading 1-dims
             value = value.reshape(vshape[len(vshape) - target.ndim:])
         val = value if isinstance(value, LazyArray) else None
         node = node_of(value)
@@ -651,8 +660,8 @@ class LazyArray:
         return round_(self, decimals)
 
     def __getattr__(self, name: str) -> Any:
-        # Anything else NumPy arrays have runs eagerly on the real value.
-        if name.startswith("__") or not hasattr(np.ndarray, name):
+        # Anything else NumPy arrays (or, for a NumPy scalar, its type) have runs eagerly on the real value.
+        if name.startswith("__") or not (hasattr(np.ndarray, name) or self.scalar and hasattr(self.dtype.type, name)):
             raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
         from .lazynp import eager_method
 
@@ -779,6 +788,10 @@ for _py, _op in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "l
 
 for _py, _op in [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"), ("invert", "invert")]:
     setattr(LazyArray, f"__{_py}__", lambda self, _op=_op: elementwise(_op, [self]))
+
+# divmod(x, y) is np.divmod: the same loops as (x // y, x % y)
+LazyArray.__divmod__ = lambda self, other: (self // other, self % other)  # type: ignore[attr-defined]
+LazyArray.__rdivmod__ = lambda self, other: (other // self, other % self)  # type: ignore[attr-defined]
 
 def _matmul(self: LazyArray, other: Any) -> Any:
     try:

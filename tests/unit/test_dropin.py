@@ -124,6 +124,7 @@ def test_views(source):
     "m &= False", "m ^= True",
     "c = np.array(0.0); c[...] = a[:1, :1]; b[...] = b[None, None]",  # extra leading 1-dims dropped
     "a[1:] = (a[:2] * 2)[None]", "c = a[0]; c[...] = np.ones((1, 2, 4))",
+    "c = np.zeros(1, np.int8); c[0] += c", "a[0, 1] = a[:1, :1]", "c = np.zeros(2, bool); c[0] = m[:1]; c[1] = m[None, 2:]",
 )
 def test_inplace(source):
     f = check(source, SETUP)
@@ -190,6 +191,9 @@ def test_creation(source):
     "class P:\n    def __init__(self, x):\n        self.x = x * 2\n    def total(self):\n        return self.x.sum()\np = P(a)",
     "global g0\ng0 = a.sum()", "def f(v):\n    global g1, b\n    g1 = v * 3.0\n    b = b + 1\n    return v\ny = f(a)",
     "def h():\n    global m\n    m = m & False\nh()\nh()",
+    "D[b[1]] = 1\nh = hash(a.sum())\ns = {a.sum(), b[0]}\nk = {(b[2], 'x'): a[0, 1]}",
+    "q, r = divmod(b, 3)\nq2, r2 = divmod(7, b + 10)\nq3 = divmod(a, 2.5)",
+    "x = a.sum().imag\ny = a.sum().real\nz = a.sum().is_integer()\nr = a.sum().as_integer_ratio()",
 )
 def test_containers_and_closures(source):
     check(source, SETUP)
