@@ -45,7 +45,8 @@ def test_notebook_executes(path, tmp_path):
         report = json.loads(report) if isinstance(report, str) else report
         assert report["schema"] >= 1 and report["error"] is None and report["kernels"] >= 1
         assert "text/html" in data and "jupyter-fuse-report" in data["text/html"]
-        assert data["text/plain"].startswith(f"fuse[{report['backend']}]")
+        dry = " --dry-run" if report["options"].get("dry_run") else ""
+        assert data["text/plain"].startswith(f"fuse[{report['backend']}{dry}]")
     page = res.html.read_text(encoding="utf-8")
     assert page.count('class="jupyter-fuse-report"') == len(demo.fuse_cells(res.nb))
     assert "application/vnd.jupyter.widget-state+json" not in page  # the static report, no CDN widget loader
