@@ -192,7 +192,7 @@ class _Recipes:
         if t is tuple:
             return ("tuple", [self.of(v, where) for v in x])
         if t is dict:
-            return ("dict", self._id(x), [(k, self.of(v, where)) for k, v in x.items()])
+            return ("dict", self._id(x), [(self.of(k, where), self.of(v, where)) for k, v in x.items()])
         raise Unguardable(f"{where} is a {t.__qualname__}: a replay rebuilds only arrays, scalars and "
                           "lists/tuples/dicts of them")
 
@@ -299,7 +299,7 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
             return out
         made[key] = out = {}
         for k, v in r[2]:
-            out[k] = build(v)
+            out[build(k)] = build(v)  # keys too: `{a.sum(): ...}` has a NumPy scalar key
         return out
 
     new = [(k, build(r)) for k, r in names]

@@ -71,6 +71,16 @@ def test_in_place_edit_of_an_input_is_seen_by_the_replay():
     assert np.array_equal(x0, [11] * 4) and np.array_equal(ns["y"], [20] * 4)
 
 
+def test_numpy_scalar_dict_keys_replay():
+    ns = {"np": np, "b": np.arange(6, dtype=np.int32) - 2}
+    src = "k = {b[2]: b * 2, (b[1], 'x'): 2}"
+    run(src, ns)
+    r = run(src, ns)
+    assert r.cache == "hit", r.miss_reasons
+    assert list(ns["k"]) == [0, (-1, "x")] and type(next(iter(ns["k"]))) is np.int32
+    assert np.array_equal(ns["k"][0], ns["b"] * 2)
+
+
 def test_branch_flip_abandons_the_replay_before_any_write():
     ns = {"np": np, "x": np.zeros(4)}
     src = "x *= 2\nif x.sum() > 10:\n    y = 1\nelse:\n    y = 2"
