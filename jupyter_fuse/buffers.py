@@ -9,6 +9,7 @@ it, checked at the moment its name is rebound, so nobody can observe the reuse.
 from __future__ import annotations
 
 import sys
+import weakref
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ def rebind(namespace: dict, key: str, value: Any) -> None:
     # two references: `old` here and getrefcount's argument; anything else holds it and we keep out
     if (type(old) is np.ndarray and old is not value and old.base is None and old.flags.c_contiguous
             and old.flags.writeable and old.nbytes >= MIN_BYTES and _held + old.nbytes <= MAX_BYTES
-            and sys.getrefcount(old) == 2):
+            and sys.getrefcount(old) == 2 and not weakref.getweakrefcount(old)):
         _pool.setdefault((old.shape, old.dtype.str), []).append(old)
         _held += old.nbytes
 

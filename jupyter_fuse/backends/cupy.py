@@ -30,6 +30,7 @@ import os
 import re
 import sys
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -348,6 +349,7 @@ class _CudaBase:
         if like is not None and self._is_device(like):
             return value  # an in-place update of an array that lives on the device: stays there
         if result and self.keep and like is None and value.ndim > 0:
+            self._kept(value)
             return value  # --keep
         hit = self._host.get(id(value))
         if hit is not None:
@@ -467,6 +469,9 @@ class _CudaBase:
     def _is_device(self, value: Any) -> bool:
         raise NotImplementedError
 
+    def _kept(self, value: Any) -> None:
+        """``--keep`` leaves ``value`` on the device for later cells."""
+
     def _root_of(self, value: Any) -> Any:
         return _root(value)
 
@@ -528,6 +533,12 @@ def launch_config(kernel: Kernel, r: CudaRendered, sms: int = 132) -> dict[str, 
 
 # -- the dry run ------------------------------------------------------------------------------
 
+# What `--dry-run --keep` cells left "on the device": NumPy arrays (the dry run computes on the host)
+# that later dry runs read without a copy, as a real run reads the CuPy arrays --keep leaves. Weak:
+# an array the user drops is forgotten (and the output buffer pool never recycles a weakly held one).
+_KEPT: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+
+
 class DryRunBackend(_CudaBase):
     """``--dry-run``: render and NVRTC-compile every kernel; compute with NumPy; keep the real run's ledger."""
 
@@ -540,7 +551,14 @@ class DryRunBackend(_CudaBase):
         self.archs = list(DRY_RUN_ARCHS) + ([arch] if arch and arch not in DRY_RUN_ARCHS else [])
 
     def _is_device(self, value: Any) -> bool:
-        return isinstance(value, np.ndarray) and id(_root(value)) in self._device_ids
+        if not isinstance(value, np.ndarray):
+            return False
+        root = _root(value)
+        return id(root) in self._device_ids or _KEPT.get(id(root)) is root
+
+    def _kept(self, value: Any) -> None:
+        root = _root(value)
+        _KEPT[id(root)] = root
 
     def _view(self, base: Any, chain: tuple) -> Any:
         return views.apply_chain(base, chain)

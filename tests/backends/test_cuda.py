@@ -303,6 +303,21 @@ def fused_kernels_r(r) -> list[dict]:
     return [k for k in r.kernel_list if k.get("source")]
 
 
+def test_dry_run_keep_ledger_is_the_real_ones():  # (test_cuda_gpu's --keep test, without a GPU)
+    ns = {"np": np, "x": np.random.default_rng(0).random(1000)}
+    first = jf.run_cell("y = np.sin(x) * 2", ns, backend="cupy", dry_run=True, keep=True)
+    assert [(t["direction"], t["name"]) for t in first.transfers] == [("h2d", "x")]
+    second = jf.run_cell("z = y + 1\ny *= 3", ns, backend="cupy", dry_run=True, keep=True)
+    assert second.transfers == []  # y is on the device already; z and y stay there
+    np.testing.assert_allclose(ns["z"], np.sin(ns["x"]) * 2 + 1)
+    np.testing.assert_allclose(ns["y"], np.sin(ns["x"]) * 6)
+    third = jf.run_cell("w = z.sum()", ns, backend="cupy", dry_run=True)
+    assert [(t["direction"], t["name"]) for t in third.transfers] == [("d2h", "w")] and type(ns["w"]) is np.float64
+    ns["y"] = ns["y"].copy()  # a new array in the namespace: on the host, as a real run would see it
+    fourth = jf.run_cell("v = y * 2", ns, backend="cupy", dry_run=True)
+    assert [t["direction"] for t in fourth.transfers] == ["h2d", "d2h"]
+
+
 def test_a_kernel_that_does_not_compile_runs_on_the_cpu_and_says_why(monkeypatch, capsys):
     monkeypatch.delenv("JUPYTER_FUSE_STRICT", raising=False)
     real = cuda_render.render
