@@ -84,13 +84,13 @@ class Tape:
     def on_eval(self, plan: Any) -> None:
         self.steps.append(("eval", plan))
 
-    def on_sync(self, node: Any, scalar: bool, convert: Any, out: Any, cause: str) -> None:
+    def on_sync(self, node: Any, scalar: bool, convert: Any, out: Any, cause: str, name: str | None) -> None:
         if isinstance(out, np.ndarray):
             self.nbytes += out.nbytes
-        self.steps.append(("sync", node, scalar, convert, out, cause, self.s.line()))
+        self.steps.append(("sync", node, scalar, convert, out, cause, self.s.line(), name))
 
     def on_print(self, items: list, sep: str, end: str) -> None:
-        self.steps.append(("print", items, sep, end))
+        self.steps.append(("print", items, sep, end, self.s.line()))
 
     # -- finalize's effects ----------------------------------------------------------------
     def on_finalize(self, ns: Any, bufs: list, extra: list) -> None:
@@ -113,9 +113,8 @@ class Tape:
                 buffers.append((buf.node, slot, bool(buf.dirty), path_slot))
             recipe = _Recipes(self.rec, index)
             names = []
-            for k in ns.assigned:
-                if dict.__contains__(ns, k):
-                    names.append((k, recipe.of(dict.__getitem__(ns, k), k)))
+            for k in [k for k in dict.keys(ns) if k in ns.assigned]:  # in finalize's order (ledger names)
+                names.append((k, recipe.of(dict.__getitem__(ns, k), k)))
             deleted = [k for k in ns.deleted]
             result = [recipe.of(x, "the cell's value") for x in extra]
             self.effects = (tuple(buffers), tuple(names), tuple(deleted), tuple(result))
@@ -222,53 +221,69 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
     values = dict(entry.consts)
     for node, (kind, src) in entry.slots:
         values[node] = root_of(resolve(user, src)) if kind == "root" else src
+    to_host = getattr(backend, "to_host", None)  # a device backend: values Python sees are copied back
+    if to_host is not None:
+        backend.replaying(report, {id(values[node]): path_text(src) for node, (kind, src) in entry.slots
+                                   if kind == "root"})
+
+    def host(v: Any, cause: str, line: int | None = None, **kw: Any) -> Any:
+        return v if to_host is None else to_host(v, cause, line=line, **kw)
+
     printed: list[str] = []
     prepared = entry.prepared
     for i, step in enumerate(entry.steps):
         kind = step[0]
         if kind == "eval":
+            prepare = getattr(backend, "prepare", None)  # a launcher for this very plan, made once
+            if prepare is None:  # (a backend made per run, like cupy's, holds that run's state)
+                backend.execute(step[1], values, report)
+                continue
             run = prepared.get(i)
             if run is None:
-                prepare = getattr(backend, "prepare", None)  # optional: a launcher for this very plan
-                run = prepared[i] = prepare(step[1]) if prepare is not None else None
-                if run is None:
-                    run = prepared[i] = lambda v, r, plan=step[1]: backend.execute(plan, v, r)
+                run = prepared[i] = prepare(step[1])
             run(values, report)
         elif kind == "sync":
-            _, node, scalar, convert, expected, cause, line = step
-            v = values[node]
+            _, node, scalar, convert, expected, cause, line, name = step
+            v = host(values[node], _sync_cause(cause, line), line, name=name)
             now = convert(v[()] if scalar else v)
             if not _same(now, expected):
                 raise Abandon(f"line {line} ({cause}): value {_short(expected)} -> {_short(now)}")
         else:
-            _, items, sep, end = step
+            _, items, sep, end, line = step
             parts = []
             for it in items:
                 if it[0] == "text":
                     parts.append(it[1])
                 else:
-                    v = values[it[1]]
+                    v = host(values[it[1]], _sync_cause("str()/print", line), line)
                     parts.append(str(v[()] if it[2] else v))
             printed.append(sep.join(parts) + end)
     # every check passed: now, and only now, the user sees the effects
     buffers, names, deleted, result = entry.effects
     slot_arrays = {id(values[node]) for node, _ in entry.slots}
+    named = {r[2]: k for k, r in names if r[0] == "lazy"}  # buffer -> the name it is bound to (the ledger's)
+    fetched = []  # every copy back first: a failing one leaves the user's arrays untouched
+    for bi, (node, slot, dirty, path_slot) in enumerate(buffers):
+        if path_slot:
+            target, (_, path) = values[entry.slots[slot][0]], entry.slots[slot][1]
+            v = values[node]
+            fetched.append(host(v, "result", name=path_text(path), like=target) if dirty and v is not target else None)
+        else:
+            fetched.append(host(values[node], "result", name=named.get(bi), result=True))
     storage: list[Any] = []
     claimed: set[int] = set()
-    for node, slot, dirty, path_slot in buffers:
+    for (node, slot, dirty, path_slot), v in zip(buffers, fetched):
         if path_slot:
-            target = values[entry.slots[slot][0]]
-            if dirty:
-                v = values[node]
-                if v is not target:
-                    np.copyto(target, v)
-            out = target
+            out = values[entry.slots[slot][0]]
+            if v is not None:
+                np.copyto(out, v)
         else:
-            out = np.asarray(values[node])
+            out = v if to_host is not None and not isinstance(v, np.ndarray) else np.asarray(v)  # (--keep)
             if slot is not None or id(out) in claimed or id(out) in slot_arrays:
                 out = out.copy()
         storage.append(out)
         claimed.add(id(out))
+    apply_chain = getattr(backend, "apply_chain", views.apply_chain)
     made: dict[int, Any] = {}
 
     def build(r: tuple) -> Any:
@@ -282,7 +297,7 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
             if key in made:
                 return made[key]
             out = storage[bi]
-            out = views.apply_chain(out, chain) if chain else out
+            out = apply_chain(out, chain) if chain else out
             if not writeable and out.flags.writeable:
                 out = out.view()
                 out.flags.writeable = False
@@ -312,6 +327,11 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
     if printed:
         sys.stdout.write("".join(printed))
     return value[0] if value else None
+
+
+def _sync_cause(cause: str, line: int | None) -> str:
+    """As ``Session.to_host`` words it, so a replay's ledger reads like the traced run's."""
+    return f"sync: {cause}" + (f" at line {line}" if line is not None else "")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -405,10 +425,11 @@ class PlanCache:
         lines = [f"plan cache: {len(self.cells)} cell{'s' * (len(self.cells) != 1)}, {n} entr"
                  f"{'ies' if n != 1 else 'y'}, {self.nbytes} bytes held (limit {MAX_BYTES})"]
         for key, es in self.cells.items():
-            source, backend, fuse = key
+            source, backend, fuse, dry_run, keep = key
             first = (source.strip().splitlines() or [""])[0]
             st = self.stats.get(key, {})
-            lines.append(f"- [{backend}{'' if fuse else ', no fuse'}] {first[:60]!r}: {len(es)} entr"
+            flags = "".join([", no fuse"] * (not fuse) + [", dry run"] * dry_run + [", keep"] * keep)
+            lines.append(f"- [{backend}{flags}] {first[:60]!r}: {len(es)} entr"
                          f"{'ies' if len(es) != 1 else 'y'}, {st.get('hit', 0)} hits, {st.get('miss', 0)} misses")
             for i, e in enumerate(es):
                 lines.append(f"    entry {i}: {len(e.guards)} guards, {sum(s[0] == 'eval' for s in e.steps)} plans, "

@@ -42,11 +42,10 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
     __tracebackhide__ = True  # IPython shows the user's frames, not ours
     namespace = {} if namespace is None else namespace
     engine = get_backend(backend, dry_run=dry_run, keep=keep)
-    cache = cache and engine.name != "cupy"  # replays of device-resident plans: not yet (see backends/cupy.py)
     options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
     if engine.name == "cupy":
         options.update(dry_run=dry_run, keep=keep)
-    key = (source, engine.name, fuse)
+    key = (source, engine.name, fuse, dry_run, keep)
     misses: list[str] = []
     if cache:
         hit, misses = _try_replay(key, source, namespace, engine, options)

@@ -206,14 +206,20 @@ class Session:
         self._sync = f"a sync at line {line} ({cause}) computed this value first"
 
     # -- where values live (identity for host backends; the cupy backend moves and records) ----
+    def name_of(self, lazy: Any) -> str | None:
+        """The cell variable holding ``lazy`` right now, if one does (the ledger names transfers so)."""
+        if self.namespace is None:
+            return None
+        return next((k for k, v in dict.items(self.namespace) if v is lazy), None)
+
     def to_host(self, value: Any, cause: str, *, name: str | None = None, lazy: Any = None, like: Any = None,
                 result: bool = False, fallback: str | None = None) -> Any:
         """A value returning to Python (a sync, a fallback's argument, a result of the cell)."""
         hook = getattr(self.backend, "to_host", None)
         if hook is None:
             return np.asarray(value) if result else value
-        if name is None and lazy is not None and self.namespace is not None:
-            name = next((k for k, v in dict.items(self.namespace) if v is lazy), None)
+        if name is None and lazy is not None:
+            name = self.name_of(lazy)
         line = self.line()
         where = f" at line {line}" if line is not None and cause.startswith("sync") else ""
         return hook(value, cause + where, name=name, line=line, like=like, result=result, fallback=fallback)

@@ -346,7 +346,7 @@ class LazyArray:
         whose replay recomputes it and abandons the replay if Python would now see another value."""
         out = convert(self._value(cause))
         if self._s.tape is not None:
-            self._s.tape.on_sync(self._current(), self.scalar, convert, out, cause)
+            self._s.tape.on_sync(self._current(), self.scalar, convert, out, cause, self._s.name_of(self))
         return out
 
     def _writable_real(self) -> np.ndarray:

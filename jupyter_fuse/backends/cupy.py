@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import views
 from ..fuse import Kernel, Plan
+from ..guards import path_text
 from ..ir import Node
 from ..ops import CREATION, OPS, REDUCTIONS, family
 from .cuda_render import SUPPORTED_DTYPES, CannotRender, CudaRendered, param_value, render
@@ -262,6 +263,7 @@ class _CudaBase:
         self._host: dict[int, tuple[Any, Any]] = {}  # id(device value) -> (device, host copy)
         self._ledger: Ledger | None = None
         self._report: Any = None
+        self._names: dict[int, str] = {}  # id(input array) -> its name, when no session knows it (a replay)
 
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
@@ -292,14 +294,21 @@ class _CudaBase:
 
         return active()
 
+    def replaying(self, report: Any, names: dict[int, str]) -> None:
+        """A plan-cache replay runs no session: the report and the inputs' names come from the replay."""
+        self._report, self._names = report, names
+
     def _input_name(self, host: Any) -> str | None:
+        if id(host) in self._names:
+            return self._names[id(host)]
         s = self._session()
         if s is None or s.namespace is None:
             return None
         for k, v in s.namespace.reads.items():
             if v is host or (isinstance(v, np.ndarray) and _root(v) is host):
                 return k
-        return None
+        path = s.tape.rec.roots.get(id(host)) if s.tape is not None else None  # `params['w']`
+        return path_text(path) if path is not None else None
 
     def _holder(self, node: Node) -> str | None:
         """The cell variable whose array holds ``node`` (a fallback's result has no name of its own)."""

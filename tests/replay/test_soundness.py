@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, strategies as st
+import pytest
+from hypothesis import given, settings, strategies as st
 
 from helpers import Twin
 
@@ -60,19 +61,35 @@ CHANGES = {
 @given(cell=st.sampled_from(range(len(CELLS))),
        changes=st.lists(st.sampled_from(sorted(CHANGES)), min_size=1, max_size=6))
 def test_any_changes_between_runs_match_numpy(cell, changes):
+    _changes_between_runs(cell, changes, "numpy")
+
+
+@settings(max_examples=25)  # the same property through the cupy backend's replay path, without a GPU
+@given(cell=st.sampled_from(range(len(CELLS))),
+       changes=st.lists(st.sampled_from(sorted(CHANGES)), min_size=1, max_size=4))
+def test_any_changes_between_runs_match_numpy_on_the_cupy_dry_run(cell, changes):
+    _changes_between_runs(cell, changes, "cupy", dry_run=True)
+
+
+def _changes_between_runs(cell: int, changes: list[str], backend: str, **options) -> None:
     from jupyter_fuse.cache import PLAN_CACHE
 
     PLAN_CACHE.clear()
-    twin = Twin(_setup)
-    twin.run(CELLS[cell])
+    twin = Twin(_setup, backend)
+    twin.run(CELLS[cell], **options)
     for name in changes:
         twin.change(CHANGES[name])
-        twin.run(CELLS[cell])
-        twin.run(CELLS[cell])  # unchanged: a replay when the first was traced
+        twin.run(CELLS[cell], **options)
+        twin.run(CELLS[cell], **options)  # unchanged: a replay when the first was traced
 
 
-def test_replays_really_happen():
-    twin = Twin(_setup)
+@pytest.mark.parametrize("backend, options", [("numpy", {}), ("cupy", {"dry_run": True})])
+def test_replays_really_happen(backend, options):
+    twin = Twin(_setup, backend)
     for cell in CELLS:
-        twin.run(cell)
-        assert twin.run(cell).cache == "hit", (cell, twin.reports[-1].miss_reasons)
+        traced = twin.run(cell, **options)
+        again = twin.run(cell, **options)
+        assert again.cache == "hit", (cell, again.miss_reasons)
+        # a replay makes the transfers the traced run made, named and explained alike
+        strip = lambda r: [(t["direction"], t["bytes"], t["name"], t["cause"]) for t in r.transfers]  # noqa: E731
+        assert strip(again) == strip(traced)
