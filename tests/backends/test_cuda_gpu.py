@@ -122,3 +122,19 @@ def test_matmul_is_cublas_and_unsupported_ops_are_cupy_functions():
             SETUP)
     routes = [k.get("route", "") for k in f.report.kernel_list if k["kind"] == "single"]
     assert any("cuBLAS" in r for r in routes) and all("host" not in r for r in routes)
+
+
+def test_a_replay_on_the_gpu_matches_numpy_and_moves_what_the_traced_run_moved():
+    src = "y = np.sin(x) * 2\ns = y.sum()\nif s > 0:\n    z = y / s\nprint(float(s))\nx += 1"
+    ns = {"np": np, "x": np.random.default_rng(0).random(1000)}
+    ref = {"np": np, "x": ns["x"].copy()}
+    x0 = ns["x"]
+    reports = [jf.run_cell(src, ns, backend="cupy") for _ in range(3)]
+    for _ in range(3):
+        exec(src, ref)
+    assert [r.cache for r in reports] == ["miss", "hit", "hit"] and ns["x"] is x0
+    for k in ("x", "y", "z", "s"):
+        np.testing.assert_allclose(ns[k], ref[k])
+        assert type(ns[k]) is type(ref[k])
+    strip = lambda r: [(t["direction"], t["bytes"], t["name"], t["cause"]) for t in r.transfers]  # noqa: E731
+    assert strip(reports[0]) == strip(reports[1]) == strip(reports[2])
