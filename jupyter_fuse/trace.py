@@ -76,7 +76,9 @@ def fresh(node: Node, scalar: bool = False) -> "LazyArray":
 
 
 def errors_raise() -> bool:
-    return any(v in ("raise", "call") for v in np.geterr().values())
+    """Does np.errstate/np.seterr ask for floating-point errors to raise (or call a function)?"""
+    modes = np.geterr().values()
+    return "raise" in modes or "call" in modes
 
 
 def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
