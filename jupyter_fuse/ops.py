@@ -90,3 +90,27 @@ for _name, _fn in CREATION.items():
 def family(op: str) -> str:
     info = OPS.get(op)
     return info.family if info is not None else "library"
+
+
+# comparison -> the same comparison with its operands swapped (`c < x` is `x > c`)
+SWAPPED = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",
+           "equal": "equal", "not_equal": "not_equal"}
+
+
+def fixed_comparison(op: str, node_args: list, ins: list[np.dtype]) -> bool | None:
+    """The answer, the same for every element, of comparing an integer array with a Python int its
+    loop dtype cannot hold: NumPy compares by value (`u8 < -1` is False, `u8 != 300` True) where a
+    cast of the int to the loop dtype would wrap it. None when no operand is such an int."""
+    if op not in SWAPPED:
+        return None
+    for i, a in enumerate(node_args):
+        if a.op == "const" and type(a.params[1]) is int and ins[i].kind in "iu":
+            info = np.iinfo(ins[i])
+            c = a.params[1]
+            if info.min <= c <= info.max:
+                continue
+            below = c < info.min
+            as_x_op_c = op if i == 1 else SWAPPED[op]  # the array on the left, the int on the right
+            return {"less": not below, "less_equal": not below, "greater": below, "greater_equal": below,
+                    "equal": False, "not_equal": True}[as_x_op_c]
+    return None

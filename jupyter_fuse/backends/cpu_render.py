@@ -34,7 +34,7 @@ import numpy as np
 from .. import views
 from ..fuse import Kernel
 from ..ir import Node
-from ..ops import OPS
+from ..ops import OPS, fixed_comparison
 
 
 class CannotRender(Exception):
@@ -462,6 +462,10 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
         ctx.helpers.add("ipow")
         base = _arg(ctx, node, 0, operands[0], ins[0])
         lines.append(f"{name} = {_result(f'ipow({base}, {int(exp.params[1])})', ins[0], node.dtype)}")
+        return
+    fixed = fixed_comparison(op, node.args, ins)
+    if fixed is not None:
+        lines.append(f"{name} = {fixed}")
         return
     cast_args = [_arg(ctx, node, i, operands[i], ins[i]) for i in range(len(node.args))]
     expr = expression(node, cast_args, ins, out, ctx.helpers)

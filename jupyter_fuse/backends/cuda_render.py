@@ -56,6 +56,7 @@ import numpy as np
 
 from ..fuse import Kernel
 from ..ir import Node
+from ..ops import fixed_comparison
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, loop_dtypes, outputs, param_value  # noqa: F401
 
 CTYPES = {
@@ -419,6 +420,8 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
             base = _arg(ctx, node, 0, operands[0], ins[0])
             expr = cast(f"(({ctype(ins[0])})ipow((unsigned long long){base}, {int(exp.params[1])}LL))", ins[0],
                         node.dtype)
+        elif (fixed := fixed_comparison(op, node.args, ins)) is not None:
+            expr = "true" if fixed else "false"
         else:
             cast_args = [_arg(ctx, node, i, operands[i], ins[i]) for i in range(len(node.args))]
             expr = cast(expression(node, cast_args, ins, out, ctx.helpers), out, node.dtype)

@@ -144,6 +144,12 @@ def test_small_integers_wrap_inside_fused_kernels(source, fuse):  # numba comput
     check(source, SMALL_INTS, backend="cpu", fuse=fuse)
 
 
+@pytest.mark.parametrize("fuse", [True, False])
+def test_comparisons_with_python_ints_out_of_the_dtypes_range(fuse):  # by value, not wrapped: u8 < -1 is False
+    check("t0 = u < -1; t1 = u > 300; t2 = u == -1; t3 = x != 1000; t4 = np.less(u, -1); t5 = -1 < u; "
+          "t6 = 300 >= x; t7 = u >= -1; t8 = (u + 1) <= 256; t9 = z > 2**40", SMALL_INTS, backend="cpu", fuse=fuse)
+
+
 def test_views_broadcasts_and_creation_fuse():
     f = check("""
 t = np.linspace(0.0, 1.0, 101)

@@ -134,6 +134,12 @@ fy = np.array([0.0, 0.0, 0.0, 2.0, 1.0, -2.0])
 """)
 
 
+def test_comparisons_with_python_ints_out_of_range_are_constants_in_the_kernel():
+    f = dry("t0 = u < -1\nt1 = u != 300\nt2 = -1 < u\nt3 = u + 1 < 0", "u = np.array([0, 5, 255], np.uint8)")
+    (k,) = fused_kernels(f)
+    assert "false" in k["source"] and "true" in k["source"]  # by value, not a wrapped 255 or 44
+
+
 def test_views_broadcasts_creation_and_multi_output():
     f = dry("""
 t = np.linspace(0.0, 1.0, 101)
