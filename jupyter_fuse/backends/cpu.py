@@ -106,9 +106,10 @@ class CpuBackend:
         compiled: list[Any] = []  # the entry point, once known
         read_bytes = sum(n.nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))  # views: what they see
         entry: dict = {}  # the report entry's fixed part, made once (replays launch the same kernel often)
+        bind = _binder(kernel, rendered, plan, params)
 
         def launch(values: dict, report: Any) -> None:
-            args, outs, dest = _arguments(kernel, rendered, plan, values, params)
+            args, outs, dest = bind(values)
             args += extra
             compile_time, how = 0.0, "memory"
             if not compiled:
@@ -207,32 +208,43 @@ def _progress(kernel: Kernel, parallel: bool) -> None:
           f"{', parallel' if parallel else ''}) with numba...", file=sys.stderr, flush=True)
 
 
-def _arguments(kernel: Kernel, r: Rendered, plan: Any, values: dict,
-               params: list) -> tuple[list, list, tuple | None]:
-    """The kernel's arguments, in the order ``render`` declared them."""
-    args: list[Any] = list(kernel.shape) + params
+def _binder(kernel: Kernel, r: Rendered, plan: Any,
+            params: list) -> Callable[[dict], tuple[list, list, tuple | None]]:
+    """The kernel's arguments, in the order ``render`` declared them. All but the arrays is fixed
+    here, once per launcher, so that a launch (a replay's above all) only looks its arrays up."""
+    head = list(kernel.shape) + params
+    reads: list[tuple[Node, tuple, list | None]] = []
     for (node, shape), flat in zip(r.reads, r.flat):
-        if flat is not None:  # the storage's memory as one flat array, with the read's offset and strides
-            storage = resolve(node.storage(), values)
-            args.append(storage if storage.ndim == 1 else storage.ravel(order="K"))  # contiguous: a view
-            args.append(flat[0])
-            args += [flat[1][d] for d in flat[2]]
-            continue
-        arr = resolve(node, values)
-        if arr.shape != shape or not shape:  # (broadcast_to costs microseconds: only when needed)
-            arr = np.broadcast_to(arr, shape) if shape else np.asarray(arr).reshape(1)
-        args.append(arr)
-    outs = [buffers.empty(n.shape, n.dtype) for n in r.outputs]  # owners of their memory, like NumPy's
-    args += [o if o.ndim else o.reshape(1) for o in outs]  # the kernel writes a 0-d result at [0]
-    dest = None
-    if kernel.kind == "scatter":
-        node = next(n for n in kernel.nodes if n.op == "setitem")
-        storage = np.asarray(resolve(node.args[0], values))
-        storage = storage if node in plan.inplace else storage.copy(order="C")
-        target = views.apply_chain(storage, node.params[0])
-        args.append(target if target.ndim else target.reshape(1))
-        dest = (node, storage, target.nbytes)
-    return args, outs, dest
+        if flat is not None:  # the storage's memory as one flat array, then the read's offset and strides
+            reads.append((node.storage(), shape, [flat[0]] + [flat[1][d] for d in flat[2]]))
+        else:
+            reads.append((node, shape, None))
+    out_types = [(n.shape, n.dtype) for n in r.outputs]
+    scatter = next(n for n in kernel.nodes if n.op == "setitem") if kernel.kind == "scatter" else None
+
+    def bind(values: dict) -> tuple[list, list, tuple | None]:
+        args = list(head)
+        for node, shape, flat in reads:
+            arr = resolve(node, values)
+            if flat is not None:
+                args.append(arr if arr.ndim == 1 else arr.ravel(order="K"))  # contiguous: a view
+                args += flat
+            else:
+                if arr.shape != shape or not shape:  # (broadcast_to costs microseconds: only when needed)
+                    arr = np.broadcast_to(arr, shape) if shape else np.asarray(arr).reshape(1)
+                args.append(arr)
+        outs = [buffers.empty(shape, dtype) for shape, dtype in out_types]  # owners of their memory
+        args += [o if o.ndim else o.reshape(1) for o in outs]  # the kernel writes a 0-d result at [0]
+        dest = None
+        if scatter is not None:
+            storage = np.asarray(resolve(scatter.args[0], values))
+            storage = storage if scatter in plan.inplace else storage.copy(order="C")
+            target = views.apply_chain(storage, scatter.params[0])
+            args.append(target if target.ndim else target.reshape(1))
+            dest = (scatter, storage, target.nbytes)
+        return args, outs, dest
+
+    return bind
 
 
 def _render_check(node: Node) -> str | None:

@@ -367,8 +367,7 @@ def _child(cache: str) -> list:
 def test_disk_cache_survives_a_restart(tmp_path):
     first = _child(str(tmp_path))
     second = _child(str(tmp_path))
-    assert first[0] == "compiled" and second[0] == "disk", (first, second)
-    assert second[-1] < first[-1]  # loading a cached kernel is cheaper than compiling it
+    assert first[0] == "compiled" and second[0] == "disk", (first, second)  # (how much faster: bench/, not a test)
 
 
 def test_two_processes_at_once_share_the_cache(tmp_path):
