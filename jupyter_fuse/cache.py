@@ -221,16 +221,37 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
     values = dict(entry.consts)
     for node, (kind, src) in entry.slots:
         values[node] = root_of(resolve(user, src)) if kind == "root" else src
-    to_host = getattr(backend, "to_host", None)  # a device backend: values Python sees are copied back
-    if to_host is not None:
-        backend.replaying(report, {id(values[node]): path_text(src) for node, (kind, src) in entry.slots
-                                   if kind == "root"})
+    host = _copier(entry, values, backend, report)
+    printed = _run_tape(entry, values, backend, report, host)
+    # every check passed: now, and only now, the user sees the effects
+    storage = _results(entry, values, host)
+    _, names, deleted, result = entry.effects
+    rebuild = _Rebuild(user, storage, getattr(backend, "apply_chain", views.apply_chain))
+    new = [(k, rebuild.of(r)) for k, r in names]
+    value = [rebuild.of(r) for r in result]
+    for k, v in new:
+        rebind(user, k, v)
+    for k in deleted:
+        user.pop(k, None)
+    if printed:
+        sys.stdout.write("".join(printed))
+    return value[0] if value else None
 
-    def host(v: Any, cause: str, line: int | None = None, **kw: Any) -> Any:
-        return v if to_host is None else to_host(v, cause, line=line, **kw)
 
+def _copier(entry: Entry, values: dict, backend: Any, report: Any) -> Any:
+    """``host(value, cause, line, **kw)``: a value Python sees, copied back by a device backend
+    (and recorded in its ledger as the traced run recorded it); the value itself elsewhere."""
+    to_host = getattr(backend, "to_host", None)
+    if to_host is None:
+        return None
+    backend.replaying(report, {id(values[node]): path_text(src) for node, (kind, src) in entry.slots
+                               if kind == "root"})
+    return lambda v, cause, line=None, **kw: to_host(v, cause, line=line, **kw)
+
+
+def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any) -> list[str]:
+    """The recorded plans on the current values, each sync checked; returns the text to print."""
     printed: list[str] = []
-    prepared = entry.prepared
     for i, step in enumerate(entry.steps):
         kind = step[0]
         if kind == "eval":
@@ -238,13 +259,13 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
             if prepare is None:  # (a backend made per run, like cupy's, holds that run's state)
                 backend.execute(step[1], values, report)
                 continue
-            run = prepared.get(i)
+            run = entry.prepared.get(i)
             if run is None:
-                run = prepared[i] = prepare(step[1])
+                run = entry.prepared[i] = prepare(step[1])
             run(values, report)
         elif kind == "sync":
             _, node, scalar, convert, expected, cause, line, name = step
-            v = host(values[node], _sync_cause(cause, line), line, name=name)
+            v = values[node] if host is None else host(values[node], _sync_cause(cause, line), line, name=name)
             now = convert(v[()] if scalar else v)
             if not _same(now, expected):
                 raise Abandon(f"line {line} ({cause}): value {_short(expected)} -> {_short(now)}")
@@ -255,78 +276,83 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
                 if it[0] == "text":
                     parts.append(it[1])
                 else:
-                    v = host(values[it[1]], _sync_cause("str()/print", line), line)
+                    v = values[it[1]] if host is None else host(values[it[1]], _sync_cause("str()/print", line), line)
                     parts.append(str(v[()] if it[2] else v))
             printed.append(sep.join(parts) + end)
-    # every check passed: now, and only now, the user sees the effects
-    buffers, names, deleted, result = entry.effects
-    slot_arrays = {id(values[node]) for node, _ in entry.slots}
-    named = {r[2]: k for k, r in names if r[0] == "lazy"}  # buffer -> the name it is bound to (the ledger's)
-    fetched = []  # every copy back first: a failing one leaves the user's arrays untouched
-    for bi, (node, slot, dirty, path_slot) in enumerate(buffers):
-        if path_slot:
-            target, (_, path) = values[entry.slots[slot][0]], entry.slots[slot][1]
+    return printed
+
+
+def _results(entry: Entry, values: dict, host: Any) -> list[Any]:
+    """The storage of every buffer the cell hands back: writes into the user's own arrays done,
+    new arrays owning their memory. Every copy back comes first, so a failing one writes nothing."""
+    buffers, names, _, _ = entry.effects
+    if host is None:
+        fetched = [values[node] for node, *_ in buffers]
+    else:
+        named = {r[2]: k for k, r in names if r[0] == "lazy"}  # buffer -> the name it is bound to (the ledger's)
+        fetched = []
+        for bi, (node, slot, dirty, path_slot) in enumerate(buffers):
             v = values[node]
-            fetched.append(host(v, "result", name=path_text(path), like=target) if dirty and v is not target else None)
-        else:
-            fetched.append(host(values[node], "result", name=named.get(bi), result=True))
+            if not path_slot:
+                fetched.append(host(v, "result", name=named.get(bi), result=True))
+            else:
+                target, (_, path) = values[entry.slots[slot][0]], entry.slots[slot][1]
+                fetched.append(host(v, "result", name=path_text(path), like=target) if dirty and v is not target
+                               else None)
+    slot_arrays = {id(values[node]) for node, _ in entry.slots}
     storage: list[Any] = []
     claimed: set[int] = set()
     for (node, slot, dirty, path_slot), v in zip(buffers, fetched):
         if path_slot:
             out = values[entry.slots[slot][0]]
-            if v is not None:
+            if dirty and v is not None and v is not out:
                 np.copyto(out, v)
         else:
-            out = v if to_host is not None and not isinstance(v, np.ndarray) else np.asarray(v)  # (--keep)
+            out = v if host is not None and not isinstance(v, np.ndarray) else np.asarray(v)  # (--keep: on the device)
             if slot is not None or id(out) in claimed or id(out) in slot_arrays:
                 out = out.copy()
         storage.append(out)
         claimed.add(id(out))
-    apply_chain = getattr(backend, "apply_chain", views.apply_chain)
-    made: dict[int, Any] = {}
+    return storage
 
-    def build(r: tuple) -> Any:
-        kind = r[0]
+
+class _Rebuild:
+    """The values the cell leaves, rebuilt from their recipes (``_Recipes``) and the storage."""
+
+    def __init__(self, user: dict, storage: list[Any], apply_chain: Any) -> None:
+        self.user, self.storage, self.apply_chain = user, storage, apply_chain
+        self.made: dict[Any, Any] = {}  # one object per lazy array / container, as the cell had
+
+    def of(self, r: tuple) -> Any:
+        kind, made = r[0], self.made
         if kind == "obj":
             return r[1]
         if kind == "ref":
-            return resolve(user, r[1])
+            return resolve(self.user, r[1])
         if kind == "lazy":
             _, key, bi, chain, scalar, writeable = r
             if key in made:
                 return made[key]
-            out = storage[bi]
-            out = apply_chain(out, chain) if chain else out
+            out = self.storage[bi]
+            out = self.apply_chain(out, chain) if chain else out
             if not writeable and out.flags.writeable:
                 out = out.view()
                 out.flags.writeable = False
             made[key] = out = out[()] if scalar else out
             return out
         if kind == "tuple":
-            return tuple(build(v) for v in r[1])
+            return tuple(self.of(v) for v in r[1])
         key = ("c", r[1])
         if key in made:
             return made[key]
         if kind == "list":
             made[key] = out = []
-            out.extend(build(v) for v in r[2])
+            out.extend(self.of(v) for v in r[2])
             return out
         made[key] = out = {}
         for k, v in r[2]:
-            out[build(k)] = build(v)  # keys too: `{a.sum(): ...}` has a NumPy scalar key
+            out[self.of(k)] = self.of(v)  # keys too: `{a.sum(): ...}` has a NumPy scalar key
         return out
-
-    new = [(k, build(r)) for k, r in names]
-    value = [build(r) for r in result]
-    del build  # (recursive: its closure cell refers to itself) results must die with their names
-    for k, v in new:
-        rebind(user, k, v)
-    for k in deleted:
-        user.pop(k, None)
-    if printed:
-        sys.stdout.write("".join(printed))
-    return value[0] if value else None
 
 
 def _sync_cause(cause: str, line: int | None) -> str:
