@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from harness import assert_no_lazy, check
+
+import jupyter_fuse as jf
 
 SETUP = """
 a = np.arange(12.0).reshape(3, 4)
@@ -219,6 +220,13 @@ def test_functions_defined_in_cell_work_afterwards():
     f = check("def f(x):\n    return np.sin(x) * 2 + q\nq = a.sum()\nc = f(a)", SETUP)
     np.testing.assert_allclose(f.ns["f"](np.ones(2)), np.sin(np.ones(2)) * 2 + 66.0)
     assert_no_lazy(f.ns)
+
+
+def test_a_function_defined_in_the_cell_keeps_its_identity_everywhere():  # dict keys, lists, sets
+    ns = {"np": np, "a": np.arange(3.0)}
+    jf.run_cell("def f(x):\n    return x * 2\nreg = {f: 1}\ng = [f]\ns = {f}", ns)
+    assert ns["f"] in ns["reg"] and ns["g"][0] is ns["f"] and ns["f"] in ns["s"]
+    np.testing.assert_array_equal(ns["f"](ns["a"]), [0.0, 2.0, 4.0])
 
 
 def test_large_arrays():
