@@ -67,6 +67,8 @@ def get_backend(name: str, *, dry_run: bool = False, keep: bool = False) -> Back
 
         return NumpyBackend()
     if name == "cpu":
+        if "cpu" in _INSTANCES:  # (every run asks: no import statement on that path)
+            return _INSTANCES["cpu"]
         try:
             from .cpu import CpuBackend
         except ImportError as e:
