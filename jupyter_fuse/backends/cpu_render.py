@@ -34,7 +34,7 @@ import numpy as np
 from .. import views
 from ..fuse import Kernel
 from ..ir import Node
-from ..ops import OPS, fixed_comparison
+from ..ops import OPS, SWAPPED, fixed_comparison
 
 
 class CannotRender(Exception):
@@ -67,6 +67,14 @@ _INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "equal": 
 # Helpers the generated module defines when a kernel uses them. Each mirrors
 # NumPy's C loop for that op (npy_divmod, npy_lshift, ...).
 HELPERS: dict[str, str] = {
+    "cmp_iu": '''
+@njit(cache=True)
+def cmp_iu(a, b):
+    if a < 0:
+        return -1
+    ua = np.uint64(a)
+    return -1 if ua < b else (1 if ua > b else 0)
+''',
     "floordiv_f": '''
 @njit(cache=True)
 def floordiv_f(a, b):
@@ -242,6 +250,10 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
     integer = all(k in "iub" for k in kinds)
     a = args[0] if args else ""
     b = args[1] if len(args) > 1 else ""
+    if op in SWAPPED and {d.kind for d in ins} == {"i", "u"}:  # int64 with uint64: NumPy compares exactly
+        helpers.add("cmp_iu")
+        c = f"cmp_iu({a}, {b})" if ins[0].kind == "i" else f"(-cmp_iu({b}, {a}))"  # (numba would go via float64)
+        return f"({c} {_INFIX[op]} 0)"
     if op in _INFIX and not (op == "divide" and not flt):
         if integer and op in ("add", "subtract", "multiply") and ins[0] == np.bool_:
             return {"add": f"({a} or {b})", "multiply": f"({a} and {b})"}.get(op) or _no(node, ins)

@@ -56,7 +56,7 @@ import numpy as np
 
 from ..fuse import Kernel
 from ..ir import Node
-from ..ops import fixed_comparison
+from ..ops import SWAPPED, fixed_comparison
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, loop_dtypes, outputs, param_value  # noqa: F401
 
 CTYPES = {
@@ -110,6 +110,12 @@ class CudaRendered:
 # -- device helpers (the prelude): each mirrors NumPy's C loop ------------------------------
 
 HELPERS: dict[str, str] = {
+    "cmp_iu": """
+__device__ __forceinline__ int cmp_iu(long long a, unsigned long long b) {
+  if (a < 0) return -1;
+  unsigned long long ua = (unsigned long long)a;
+  return ua < b ? -1 : (ua > b ? 1 : 0);
+}""",
     "floordiv_f": """
 template <typename T> __device__ T floordiv_f(T a, T b) {
   if (b == 0) return a / b;
@@ -246,6 +252,10 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
     a = args[0] if args else ""
     b = args[1] if len(args) > 1 else ""
     T, d0 = ctype(out), ins[0] if ins else out
+    if op in SWAPPED and {d.kind for d in ins} == {"i", "u"}:  # int64 with uint64: NumPy compares exactly
+        helpers.add("cmp_iu")
+        c = f"cmp_iu({a}, {b})" if ins[0].kind == "i" else f"(-cmp_iu({b}, {a}))"  # (C would go via unsigned)
+        return f"({c} {_INFIX[op]} 0)"
     if op in _INFIX and not (op == "divide" and not flt):
         sym = _INFIX[op]
         if op in ("add", "subtract", "multiply") and integer:

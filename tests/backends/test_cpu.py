@@ -150,6 +150,13 @@ def test_comparisons_with_python_ints_out_of_the_dtypes_range(fuse):  # by value
           "t6 = 300 >= x; t7 = u >= -1; t8 = (u + 1) <= 256; t9 = z > 2**40", SMALL_INTS, backend="cpu", fuse=fuse)
 
 
+@pytest.mark.parametrize("fuse", [True, False])
+def test_int64_against_uint64_compares_exactly(fuse):  # NumPy's own loop; numba would compare as float64
+    check("r = x == np.uint64(2**63); q = x < np.uint64(2**63); a = x <= u; b = u > x; c = x != u; d = u >= x",
+          "x = np.array([0, -1, 2**63 - 1, -2**63, 5]); u = np.array([2**63, 0, 2**63 - 1, 2**64 - 1, 5], np.uint64)",
+          backend="cpu", fuse=fuse)
+
+
 def test_views_broadcasts_and_creation_fuse():
     f = check("""
 t = np.linspace(0.0, 1.0, 101)

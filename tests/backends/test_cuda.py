@@ -140,6 +140,13 @@ def test_comparisons_with_python_ints_out_of_range_are_constants_in_the_kernel()
     assert "false" in k["source"] and "true" in k["source"]  # by value, not a wrapped 255 or 44
 
 
+def test_int64_against_uint64_compares_exactly_in_the_kernel():
+    f = dry("a = x <= u\nb = u > x\nc = x == np.uint64(2**63)",
+            "x = np.array([0, -1, 2**63 - 1, -2**63]); u = np.array([2**63, 0, 2**63 - 1, 2**64 - 1], np.uint64)")
+    (k,) = fused_kernels(f)
+    assert "cmp_iu(" in k["source"]  # not C's conversion of the signed side to unsigned
+
+
 def test_views_broadcasts_creation_and_multi_output():
     f = dry("""
 t = np.linspace(0.0, 1.0, 101)
