@@ -325,7 +325,10 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         bits = ins[0].itemsize * 8
         if op == "left_shift":
             return f"(({a} << {b}) if 0 <= {b} < {bits} else {a} - {a})"
-        return f"(({a} >> {b}) if 0 <= {b} < {bits} else ({a} - {a} - 1 if {a} < 0 else {a} - {a}))"
+        # past the width: all sign bits; unsigned has none (and `a - 1` would make numba unify uint64 with
+        # int64 as float64, rounding every shifted value)
+        fill = f"({a} - {a} - 1 if {a} < 0 else {a} - {a})" if ins[0].kind == "i" else f"{a} - {a}"
+        return f"(({a} >> {b}) if 0 <= {b} < {bits} else {fill})"
     if op == "heaviside" and flt:
         helpers.add("heaviside")
         return f"heaviside({a}, {b})"

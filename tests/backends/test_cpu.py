@@ -58,7 +58,7 @@ def test_every_unary_op(dtype):
 
 @pytest.mark.parametrize("left,right", [(d, d) for d in DTYPES] + [
     ("int8", "int64"), ("uint8", "int8"), ("int32", "float32"), ("uint64", "int64"), ("bool", "int16"),
-    ("float32", "float64"), ("uint16", "float32"), ("int64", "float64")])
+    ("float32", "float64"), ("uint16", "float32"), ("int64", "float64"), ("uint64", "uint8")])
 def test_every_binary_op(left, right):
     a, b = np.zeros(2, left), np.ones(2, right)
     ops = [op for op in BINARY if _numpy_accepts(op, a, b)]
