@@ -60,7 +60,7 @@ _NP_UNARY = {
     "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
     "arcsinh", "arccosh", "arctanh", "fabs", "rint",
 }
-_NP_BINARY = {"arctan2", "hypot", "copysign", "logaddexp", "logaddexp2", "fmod", "fmax", "fmin", "float_power"}
+_NP_BINARY = {"arctan2", "hypot", "copysign", "logaddexp", "logaddexp2", "fmod", "float_power"}
 _INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "equal": "==", "not_equal": "!=",
           "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">="}
 
@@ -148,19 +148,31 @@ def fmod_u(a, b):
     "clip_f": '''
 @njit(cache=True)
 def clip_f(x, lo, hi):
-    # NumPy: _NPY_MIN(_NPY_MAX(x, lo), hi), where NaN in the first argument wins
-    m = x if (x != x or x > lo) else lo
-    return m if (m != m or m < hi) else hi
+    # as NumPy: NaN in x wins, then a NaN bound; x itself on a tie (clip(-0.0, 0.0, 1.0) is -0.0)
+    m = x if (x != x or x >= lo) else lo
+    return m if (m != m or m <= hi) else hi
 ''',
+    # NumPy's maximum/minimum propagate NaN and give the second argument on a tie (signed zeros:
+    # maximum(-0.0, 0.0) is 0.0); fmax/fmin ignore a NaN, tie the same way
     "max_f": '''
 @njit(cache=True)
 def max_f(a, b):
-    return a if (a >= b or a != a) else b
+    return a if (a > b or a != a) else b
 ''',
     "min_f": '''
 @njit(cache=True)
 def min_f(a, b):
-    return a if (a <= b or a != a) else b
+    return a if (a < b or a != a) else b
+''',
+    "fmax_f": '''
+@njit(cache=True)
+def fmax_f(a, b):
+    return a if (a > b or b != b) else b
+''',
+    "fmin_f": '''
+@njit(cache=True)
+def fmin_f(a, b):
+    return a if (a < b or b != b) else b
 ''',
     "sign_f": '''
 @njit(cache=True)
@@ -277,11 +289,11 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         if flt:
             return f"({a} ** {b})"
         raise CannotRender("integer power needs a constant exponent")  # handled by the caller
+    if op in ("maximum", "minimum", "fmax", "fmin") and flt:
+        name = {"maximum": "max_f", "minimum": "min_f", "fmax": "fmax_f", "fmin": "fmin_f"}[op]
+        helpers.add(name)
+        return f"{name}({a}, {b})"
     if op in ("maximum", "minimum"):
-        if flt:
-            name = "max_f" if op == "maximum" else "min_f"
-            helpers.add(name)
-            return f"{name}({a}, {b})"
         return f"{'max' if op == 'maximum' else 'min'}({a}, {b})"
     if op in ("fmax", "fmin") and integer:
         return f"{'max' if op == 'fmax' else 'min'}({a}, {b})"

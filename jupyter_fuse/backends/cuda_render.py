@@ -168,19 +168,25 @@ template <typename T> __device__ T fmod_i(T a, T b) {
 template <typename T> __device__ T fmod_u(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }""",
     "clip_f": """
 template <typename T> __device__ T clip_f(T x, T lo, T hi) {
-  /* NumPy: _NPY_MIN(_NPY_MAX(x, lo), hi), where NaN in the first argument wins */
-  T m = (x != x || x > lo) ? x : lo;
-  return (m != m || m < hi) ? m : hi;
+  /* as NumPy: NaN in x wins, then a NaN bound; x itself on a tie (clip(-0.0, 0.0, 1.0) is -0.0) */
+  T m = (x != x || x >= lo) ? x : lo;
+  return (m != m || m <= hi) ? m : hi;
 }""",
     "clip_i": """
 template <typename T> __device__ T clip_i(T x, T lo, T hi) {
   T m = x > lo ? x : lo;
   return m < hi ? m : hi;
 }""",
+    # NumPy's maximum/minimum propagate NaN and give the second argument on a tie (maximum(-0.0, 0.0)
+    # is 0.0); fmax/fmin ignore a NaN, tie the same way
     "max_f": """
-template <typename T> __device__ T max_f(T a, T b) { return (a >= b || a != a) ? a : b; }""",
+template <typename T> __device__ T max_f(T a, T b) { return (a > b || a != a) ? a : b; }""",
     "min_f": """
-template <typename T> __device__ T min_f(T a, T b) { return (a <= b || a != a) ? a : b; }""",
+template <typename T> __device__ T min_f(T a, T b) { return (a < b || a != a) ? a : b; }""",
+    "fmax_f": """
+template <typename T> __device__ T fmax_f(T a, T b) { return (a > b || b != b) ? a : b; }""",
+    "fmin_f": """
+template <typename T> __device__ T fmin_f(T a, T b) { return (a < b || b != b) ? a : b; }""",
     "sign_f": """
 template <typename T> __device__ T sign_f(T a) {
   if (a > 0) return (T)1;
@@ -234,7 +240,7 @@ _UNARY_C = {
     "floor": "floor", "ceil": "ceil", "trunc": "trunc",
 }
 _BINARY_C = {"arctan2": "atan2", "hypot": "hypot", "copysign": "copysign", "fmod": "fmod",
-             "fmax": "fmax", "fmin": "fmin", "float_power": "pow", "power": "pow"}
+             "float_power": "pow", "power": "pow"}
 _INFIX = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "equal": "==", "not_equal": "!=",
           "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">="}
 
@@ -280,11 +286,11 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         return f"{name}<{T}>({a}, {b})"
     if op == "power":
         raise CannotRender("integer power needs a constant exponent")  # handled by the caller
+    if op in ("maximum", "minimum", "fmax", "fmin") and flt:
+        name = {"maximum": "max_f", "minimum": "min_f", "fmax": "fmax_f", "fmin": "fmin_f"}[op]
+        helpers.add(name)
+        return f"{name}<{T}>({a}, {b})"
     if op in ("maximum", "minimum"):
-        if flt:
-            name = "max_f" if op == "maximum" else "min_f"
-            helpers.add(name)
-            return f"{name}<{T}>({a}, {b})"
         return f"({a} {'>' if op == 'maximum' else '<'} {b} ? {a} : {b})"
     if op in ("fmax", "fmin") and integer:
         return f"({a} {'>' if op == 'fmax' else '<'} {b} ? {a} : {b})"

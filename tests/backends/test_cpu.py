@@ -157,6 +157,16 @@ def test_int64_against_uint64_compares_exactly(fuse):  # NumPy's own loop; numba
           backend="cpu", fuse=fuse)
 
 
+@pytest.mark.parametrize("fuse", [True, False])
+def test_signed_zeros_and_nans_in_maximum_minimum_fmax_fmin_clip(fuse):  # ties give what NumPy gives
+    pairs = [(p, q) for p in ("-0.0", "0.0", "np.nan", "np.inf", "-1.0") for q in ("-0.0", "0.0", "np.nan", "-np.inf", "1.0")]
+    setup = (f"x = np.array([{', '.join(p for p, _ in pairs)}]); y = np.array([{', '.join(q for _, q in pairs)}]); "
+             "x32 = x.astype(np.float32); y32 = y.astype(np.float32)")
+    check("a = np.maximum(x, y); b = np.minimum(x, y); c = np.fmax(x, y); d = np.fmin(x, y)\n"
+          "e = np.maximum(x32, y32); f = np.fmin(y32, x32); g = np.clip(x, -0.0, 0.0); h = np.clip(x, 0.0, 1.0)\n"
+          "j = np.maximum(x, 0.0); k = np.minimum(-0.0, x)", setup, backend="cpu", fuse=fuse)
+
+
 def test_views_broadcasts_and_creation_fuse():
     f = check("""
 t = np.linspace(0.0, 1.0, 101)
