@@ -166,12 +166,14 @@ def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = ())
     shapes = [a.shape for a in args if isinstance(a, LazyArray)]
     with _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = fn(*[probe(a) for a in args], **kw)
         try:
             shape = np.broadcast_shapes(*shapes)
         except ValueError:  # let NumPy raise its own message
             fn(*[np.broadcast_to(probe(a), a.shape) if isinstance(a, LazyArray) else a for a in args], **kw)
             raise
+        # an empty result computes no element, so raises nothing (`empty_int ** -1`): probe with empties
+        empty = 0 in shape
+        r = fn(*[np.empty(0, a.dtype) if empty and isinstance(a, LazyArray) else probe(a) for a in args], **kw)
     rdtype = np.asarray(r).dtype
     if op == "power" and rdtype.kind in "iu" and isinstance(args[1], LazyArray):
         # NumPy raises on a negative exponent in the data: run it now, at this line, as NumPy would
@@ -261,10 +263,12 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
     """``op(*args, out=out)``, which is also what ``out op= other`` means."""
     args = [operand(a) for a in args]
     fn = OPS[op].fn
+    with _quiet(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy's same_kind casting check comes first (on empties: no values)
+        fn(*[np.empty(0, a.dtype) if isinstance(a, LazyArray) else a for a in args], out=np.empty(0, out.dtype))
     res = elementwise(op, args)
     with _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fn(*map(probe, args), out=np.zeros((), out.dtype))  # NumPy's same_kind casting check
         if res.shape != out.shape:  # NumPy: non-broadcastable output operand
             fn(*[np.broadcast_to(probe(a), a.shape) if isinstance(a, LazyArray) else a for a in args],
                out=np.empty(out.shape, out.dtype))

@@ -125,7 +125,8 @@ def test_views(source):
     "m &= False", "m ^= True",
     "c = np.array(0.0); c[...] = a[:1, :1]; b[...] = b[None, None]",  # extra leading 1-dims dropped
     "a[1:] = (a[:2] * 2)[None]", "c = a[0]; c[...] = np.ones((1, 2, 4))",
-    "c = np.zeros(1, np.int8); c[0] += c", "a[0, 1] = a[:1, :1]", "c = np.zeros(2, bool); c[0] = m[:1]; c[1] = m[None, 2:]",
+    "c = np.zeros(1, np.int8); c[0] += c", "m += b[:0]", "c = b[:0] ** -1; d = m[:0] ** -2",
+    "a[0, 1] = a[:1, :1]", "c = np.zeros(2, bool); c[0] = m[:1]; c[1] = m[None, 2:]",
 )
 def test_inplace(source):
     f = check(source, SETUP)
