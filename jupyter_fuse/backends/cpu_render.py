@@ -152,28 +152,6 @@ def clip_f(x, lo, hi):
     m = x if (x != x or x >= lo) else lo
     return m if (m != m or m <= hi) else hi
 ''',
-    # NumPy's maximum/minimum propagate NaN and give the second argument on a tie (signed zeros:
-    # maximum(-0.0, 0.0) is 0.0); fmax/fmin ignore a NaN, tie the same way
-    "max_f": '''
-@njit(cache=True)
-def max_f(a, b):
-    return a if (a > b or a != a) else b
-''',
-    "min_f": '''
-@njit(cache=True)
-def min_f(a, b):
-    return a if (a < b or a != a) else b
-''',
-    "fmax_f": '''
-@njit(cache=True)
-def fmax_f(a, b):
-    return a if (a > b or b != b) else b
-''',
-    "fmin_f": '''
-@njit(cache=True)
-def fmin_f(a, b):
-    return a if (a < b or b != b) else b
-''',
     "sign_f": '''
 @njit(cache=True)
 def sign_f(a):
@@ -212,6 +190,15 @@ def heaviside(a, h):
     return 1.0 if a > 0 else 0.0
 ''',
 }
+
+# NumPy's maximum/minimum propagate a NaN (the first argument's wins) and give the second argument on a
+# tie (signed zeros: maximum(-0.0, 0.0) is 0.0); fmax/fmin ignore a NaN and tie the same way
+for _name, _cmp, _nan in [("max_f", ">", "a"), ("min_f", "<", "a"), ("fmax_f", ">", "b"), ("fmin_f", "<", "b")]:
+    HELPERS[_name] = f"""
+@njit(cache=True)
+def {_name}(a, b):
+    return a if (a {_cmp} b or {_nan} != {_nan}) else b
+"""
 
 
 def _cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
