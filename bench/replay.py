@@ -103,14 +103,20 @@ def main() -> None:
     print("| elements | numpy | first | retrace | replay | replay/numpy | trace cost | replay overhead | "
           "trace cost / overhead | retrace / replay |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows = []
     for n in sizes:
         repeat = args.repeat or (200 if n <= 100_000 else 10)
-        r = measure(n, repeat, args.backend)
+        r = rows.append(measure(n, repeat, args.backend)) or rows[-1]
         ms = lambda v: f"{v * 1e3:.3f}"  # noqa: E731
         print(f"| {n:,} | {ms(r['numpy'])} | {ms(r['first'])} | {ms(r['retrace'])} | {ms(r['replay'])} | "
               f"{r['replay'] / r['numpy']:.2f} | {ms(r['trace_cost'])} | {ms(r['overhead'])} | "
               f"{r['trace_cost'] / r['overhead']:.1f}x | {r['retrace'] / r['replay']:.2f}x |")
     print("\ntimes in ms, best of the repeats; replay overhead = replay minus the time spent inside its kernels")
+    for r in rows:  # where a replay's time goes (each part: the best over the replays)
+        us = lambda v: f"{v * 1e6:.1f} us"  # noqa: E731
+        print(f"replay of {r['n']:,} elements: {us(r['replay'])} = guards {us(r['guard'])} + kernels "
+              f"{us(r['kernel'])} + the rest {us(r['replay'] - r['guard'] - r['kernel'])} "
+              "(binding arguments, walking the tape, writing back, the Report)")
 
 
 if __name__ == "__main__":

@@ -239,14 +239,14 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
 
 
 def _copier(entry: Entry, values: dict, backend: Any, report: Any) -> Any:
-    """``host(value, cause, line, **kw)``: a value Python sees, copied back by a device backend
-    (and recorded in its ledger as the traced run recorded it); the value itself elsewhere."""
+    """A device backend's ``to_host``, told it is replaying: what Python sees is copied back and
+    recorded in its ledger as the traced run recorded it. None on a host backend (nothing to copy)."""
     to_host = getattr(backend, "to_host", None)
     if to_host is None:
         return None
     backend.replaying(report, {id(values[node]): path_text(src) for node, (kind, src) in entry.slots
                                if kind == "root"})
-    return lambda v, cause, line=None, **kw: to_host(v, cause, line=line, **kw)
+    return to_host
 
 
 def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any) -> list[str]:
@@ -265,7 +265,7 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any) 
             run(values, report)
         elif kind == "sync":
             _, node, scalar, convert, expected, cause, line, name = step
-            v = values[node] if host is None else host(values[node], _sync_cause(cause, line), line, name=name)
+            v = values[node] if host is None else host(values[node], _sync_cause(cause, line), line=line, name=name)
             now = convert(v[()] if scalar else v)
             if not _same(now, expected):
                 raise Abandon(f"line {line} ({cause}): value {_short(expected)} -> {_short(now)}")
@@ -276,7 +276,7 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any) 
                 if it[0] == "text":
                     parts.append(it[1])
                 else:
-                    v = values[it[1]] if host is None else host(values[it[1]], _sync_cause("str()/print", line), line)
+                    v = values[it[1]] if host is None else host(values[it[1]], _sync_cause("str()/print", line), line=line)
                     parts.append(str(v[()] if it[2] else v))
             printed.append(sep.join(parts) + end)
     return printed

@@ -207,8 +207,9 @@ class Session:
 
     # -- where values live (identity for host backends; the cupy backend moves and records) ----
     def name_of(self, lazy: Any) -> str | None:
-        """The cell variable holding ``lazy`` right now, if one does (the ledger names transfers so)."""
-        if self.namespace is None:
+        """The cell variable holding ``lazy`` right now, if one does: the transfer ledger's name for it
+        (None on host backends, which move nothing: no scan of the namespace on their syncs)."""
+        if self.namespace is None or getattr(self.backend, "to_host", None) is None:
             return None
         return next((k for k, v in dict.items(self.namespace) if v is lazy), None)
 

@@ -339,20 +339,22 @@ class LazyArray:
         buf.dirty = True
 
     # -- values (syncs) ------------------------------------------------------------
-    def _value(self, cause: str | None = None) -> Any:
+    def _value(self, cause: str | None = None, name: str | None = None) -> Any:
         s = self._s
         if cause is not None:
             s.record_sync(cause)
         (value,) = s.evaluate([self._current()])
-        value = s.to_host(value, f"sync: {cause or 'a value Python needs'}", lazy=self)
+        value = s.to_host(value, f"sync: {cause or 'a value Python needs'}", name=name, lazy=self)
         return value[()] if self.scalar else value
 
     def _read(self, cause: str, convert: Any) -> Any:
         """A sync whose value Python consumes: ``convert(value)``, recorded for the plan cache,
         whose replay recomputes it and abandons the replay if Python would now see another value."""
-        out = convert(self._value(cause))
-        if self._s.tape is not None:
-            self._s.tape.on_sync(self._current(), self.scalar, convert, out, cause, self._s.name_of(self))
+        s = self._s
+        name = s.name_of(self) if s.tape is not None else None  # once, for the ledger and the tape
+        out = convert(self._value(cause, name))
+        if s.tape is not None:
+            s.tape.on_sync(self._current(), self.scalar, convert, out, cause, name)
         return out
 
     def _writable_real(self) -> np.ndarray:

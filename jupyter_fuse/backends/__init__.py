@@ -36,14 +36,7 @@ def cuda_available() -> bool:
         return False
 
 
-_INSTANCES: dict[str, Any] = {}
-
-
-def _shared(name: str, cls: Any) -> Any:
-    """One instance per backend per process: its render and support caches outlive a cell."""
-    if name not in _INSTANCES:
-        _INSTANCES[name] = cls()
-    return _INSTANCES[name]
+_INSTANCES: dict[str, Any] = {}  # one cpu backend per process: its render and support caches outlive a cell
 
 
 def get_backend(name: str, *, dry_run: bool = False, keep: bool = False) -> Backend:
@@ -67,13 +60,14 @@ def get_backend(name: str, *, dry_run: bool = False, keep: bool = False) -> Back
 
         return NumpyBackend()
     if name == "cpu":
-        if "cpu" in _INSTANCES:  # (every run asks: no import statement on that path)
-            return _INSTANCES["cpu"]
-        try:
-            from .cpu import CpuBackend
-        except ImportError as e:
-            raise BackendUnavailable(f"the cpu backend is not available ({e}); use -b numpy") from None
-        return _shared("cpu", CpuBackend)
+        backend = _INSTANCES.get("cpu")  # (every run asks: no import on that path)
+        if backend is None:
+            try:
+                from .cpu import CpuBackend
+            except ImportError as e:
+                raise BackendUnavailable(f"the cpu backend is not available ({e}); use -b numpy") from None
+            backend = _INSTANCES["cpu"] = CpuBackend()
+        return backend
     if not cuda_available():
         raise BackendUnavailable("-b cupy needs a usable CUDA device and none was found; "
                                  "use -b cpu (or --dry-run to compile the CUDA kernels without a GPU)")

@@ -204,7 +204,26 @@ def {_name}(a, b):
 def _cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
     if frm == to:
         return expr
-    return _convert(expr, frm, to)
+    if to == np.bool_:
+        return f"({expr} != 0)"
+    if frm.kind == "f" and to == np.uint32:  # as C compilers do it on x86-64 (NumPy's result out of range)
+        return f"np.uint32(np.int64({expr}))"
+    return f"np.{to.name}({expr})"
+
+
+# NaN- and tie-aware float helpers both renderers define (see HELPERS)
+MINMAX_HELPERS = {"maximum": "max_f", "minimum": "min_f", "fmax": "fmax_f", "fmin": "fmin_f"}
+
+
+def exact_comparison(op: str, a: str, b: str, ins: list[np.dtype], helpers: set[str]) -> str | None:
+    """``int64`` against ``uint64``: NumPy's own loop compares exactly, where numba would go through
+    float64 and C through unsigned. Both renderers define ``cmp_iu`` (-1/0/1, signed first); the
+    expression reads the same in Python and C. None for any other comparison."""
+    if op not in SWAPPED or {d.kind for d in ins} != {"i", "u"}:
+        return None
+    helpers.add("cmp_iu")
+    c = f"cmp_iu({a}, {b})" if ins[0].kind == "i" else f"(-cmp_iu({b}, {a}))"
+    return f"({c} {_INFIX[op]} 0)"
 
 
 def _result(expr: str, out: np.dtype, to: np.dtype) -> str:
@@ -213,14 +232,6 @@ def _result(expr: str, out: np.dtype, to: np.dtype) -> str:
     if out == to and out.kind in "iu" and out.itemsize < 8:
         return f"np.{out.name}({expr})"
     return _cast(expr, out, to)
-
-
-def _convert(expr: str, frm: np.dtype, to: np.dtype) -> str:
-    if to == np.bool_:
-        return f"({expr} != 0)"
-    if frm.kind == "f" and to == np.uint32:  # as C compilers do it on x86-64 (NumPy's result out of range)
-        return f"np.uint32(np.int64({expr}))"
-    return f"np.{to.name}({expr})"
 
 
 def loop_dtypes(node: Node, arg_dtypes: list[Any]) -> tuple[list[np.dtype], np.dtype]:
@@ -249,10 +260,9 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
     integer = all(k in "iub" for k in kinds)
     a = args[0] if args else ""
     b = args[1] if len(args) > 1 else ""
-    if op in SWAPPED and {d.kind for d in ins} == {"i", "u"}:  # int64 with uint64: NumPy compares exactly
-        helpers.add("cmp_iu")
-        c = f"cmp_iu({a}, {b})" if ins[0].kind == "i" else f"(-cmp_iu({b}, {a}))"  # (numba would go via float64)
-        return f"({c} {_INFIX[op]} 0)"
+    exact = exact_comparison(op, a, b, ins, helpers)
+    if exact is not None:
+        return exact
     if op in _INFIX and not (op == "divide" and not flt):
         if integer and op in ("add", "subtract", "multiply") and ins[0] == np.bool_:
             return {"add": f"({a} or {b})", "multiply": f"({a} and {b})"}.get(op) or _no(node, ins)
@@ -276,8 +286,8 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         if flt:
             return f"({a} ** {b})"
         raise CannotRender("integer power needs a constant exponent")  # handled by the caller
-    if op in ("maximum", "minimum", "fmax", "fmin") and flt:
-        name = {"maximum": "max_f", "minimum": "min_f", "fmax": "fmax_f", "fmin": "fmin_f"}[op]
+    if op in MINMAX_HELPERS and flt:
+        name = MINMAX_HELPERS[op]
         helpers.add(name)
         return f"{name}({a}, {b})"
     if op in ("maximum", "minimum"):

@@ -56,8 +56,9 @@ import numpy as np
 
 from ..fuse import Kernel
 from ..ir import Node
-from ..ops import SWAPPED, fixed_comparison
-from .cpu_render import SUPPORTED_DTYPES, CannotRender, loop_dtypes, outputs, param_value  # noqa: F401
+from ..ops import fixed_comparison
+from .cpu_render import (MINMAX_HELPERS, SUPPORTED_DTYPES, CannotRender, exact_comparison, loop_dtypes,  # noqa: F401
+                         outputs, param_value)
 
 CTYPES = {
     np.dtype("bool"): "bool", np.dtype("int8"): "signed char", np.dtype("int16"): "short",
@@ -258,10 +259,9 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
     a = args[0] if args else ""
     b = args[1] if len(args) > 1 else ""
     T, d0 = ctype(out), ins[0] if ins else out
-    if op in SWAPPED and {d.kind for d in ins} == {"i", "u"}:  # int64 with uint64: NumPy compares exactly
-        helpers.add("cmp_iu")
-        c = f"cmp_iu({a}, {b})" if ins[0].kind == "i" else f"(-cmp_iu({b}, {a}))"  # (C would go via unsigned)
-        return f"({c} {_INFIX[op]} 0)"
+    exact = exact_comparison(op, a, b, ins, helpers)
+    if exact is not None:
+        return exact
     if op in _INFIX and not (op == "divide" and not flt):
         sym = _INFIX[op]
         if op in ("add", "subtract", "multiply") and integer:
@@ -286,8 +286,8 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         return f"{name}<{T}>({a}, {b})"
     if op == "power":
         raise CannotRender("integer power needs a constant exponent")  # handled by the caller
-    if op in ("maximum", "minimum", "fmax", "fmin") and flt:
-        name = {"maximum": "max_f", "minimum": "min_f", "fmax": "fmax_f", "fmin": "fmin_f"}[op]
+    if op in MINMAX_HELPERS and flt:
+        name = MINMAX_HELPERS[op]
         helpers.add(name)
         return f"{name}<{T}>({a}, {b})"
     if op in ("maximum", "minimum"):
