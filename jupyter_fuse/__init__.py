@@ -12,19 +12,17 @@ __version__ = "0.1.0"
 __all__ = ["run_cell", "Report", "load_ipython_extension", "unload_ipython_extension"]
 
 
-def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy", **options: Any):
-    """Run a cell's source lazily against ``namespace``; returns its :class:`Report`."""
-    from .runner import run_cell as _run
-
-    return _run(source, namespace, backend, **options)
-
-
 def __getattr__(name: str) -> Any:
-    if name == "Report":
-        from .report import Report
-
-        return Report
-    raise AttributeError(name)
+    """``run_cell`` (run a cell's source lazily against a namespace; returns its Report) and
+    ``Report``, imported on first use; kept here after that, so a run costs no extra call."""
+    if name == "run_cell":
+        from .runner import run_cell as value
+    elif name == "Report":
+        from .report import Report as value
+    else:
+        raise AttributeError(name)
+    globals()[name] = value
+    return value
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -27,8 +27,8 @@ def rebind(namespace: dict, key: str, value: Any) -> None:
     old = namespace.get(key)
     namespace[key] = value
     # two references: `old` here and getrefcount's argument; anything else holds it and we keep out
-    if (type(old) is np.ndarray and old is not value and old.base is None and old.flags.c_contiguous
-            and old.flags.writeable and old.nbytes >= MIN_BYTES and _held + old.nbytes <= MAX_BYTES
+    if (type(old) is np.ndarray and old.nbytes >= MIN_BYTES and old is not value and old.base is None
+            and old.flags.c_contiguous and old.flags.writeable and _held + old.nbytes <= MAX_BYTES
             and sys.getrefcount(old) == 2 and not weakref.getweakrefcount(old)):
         _pool.setdefault((old.shape, old.dtype.str), []).append(old)
         _held += old.nbytes
@@ -37,12 +37,17 @@ def rebind(namespace: dict, key: str, value: Any) -> None:
 def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """``np.empty``, from the pool when a recycled buffer fits exactly."""
     global _held
-    got = _pool.get((shape, dtype.str))
-    if got:
-        arr = got.pop()
-        _held -= arr.nbytes
-        return arr
-    return np.empty(shape, dtype)
+    if not _pool:  # (the common case on small arrays: nothing is waiting to be reused)
+        return np.empty(shape, dtype)
+    key = (shape, dtype.str)
+    got = _pool.get(key)
+    if got is None:
+        return np.empty(shape, dtype)
+    arr = got.pop()
+    if not got:
+        del _pool[key]
+    _held -= arr.nbytes
+    return arr
 
 
 def clear() -> None:

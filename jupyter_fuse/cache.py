@@ -70,6 +70,8 @@ class Tape:
         self.rec.read(name, value)
 
     def on_input(self, node: Any, value: Any) -> None:
+        if self.reasons:  # unreplayable already (an eager call's result on the GPU cannot be copied here)
+            return
         path = self.rec.roots.get(id(value))
         if path is not None:
             self.slots.append((node, ("root", path)))
@@ -208,19 +210,20 @@ class Entry:
     def __init__(self, guard_list, keep, slots, consts, steps, effects, nbytes, report) -> None:
         self.guards, self.keep, self.slots, self.consts = guard_list, keep, slots, consts
         self.steps, self.effects, self.nbytes, self.report = steps, effects, nbytes, report
+        self.texts = [g[3] for g in guard_list]  # the guards in words
+        # what a replay starts from: the fixed values (constants), then the arrays read, by path
+        self.fixed = {**consts, **{node: src for node, (kind, src) in slots if kind == "const"}}
+        self.inputs = [(node, src) for node, (kind, src) in slots if kind == "root"]
         self.hits = 0
         self.prepared: dict[int, Any] = {}  # step -> backend launcher (``backend.prepare(plan)``), made once
-
-    @property
-    def texts(self) -> list[str]:
-        return [g[3] for g in self.guards]
+        self.holds = guards.compile_check(guard_list)  # yes/no, fast; ``guards.check`` says why not
 
 
 def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
     """Run the tape on the current inputs; returns the cell's value. Raises Abandon before any write."""
-    values = dict(entry.consts)
-    for node, (kind, src) in entry.slots:
-        values[node] = root_of(resolve(user, src)) if kind == "root" else src
+    values = dict(entry.fixed)
+    for node, path in entry.inputs:
+        values[node] = root_of(resolve(user, path))
     host = _copier(entry, values, backend, report)
     printed = _run_tape(entry, values, backend, report, host)
     # every check passed: now, and only now, the user sees the effects
@@ -391,7 +394,7 @@ class PlanCache:
             return None, ["no plan recorded for this cell yet (first run, or the cache was cleared)"]
         first: list[str] = []
         for i, e in enumerate(entries):
-            misses = guards.check(e.guards, user)
+            misses = [] if e.holds(user) else guards.check(e.guards, user)
             if not misses:
                 entries.insert(0, entries.pop(i))
                 self.cells.move_to_end(key)
@@ -414,8 +417,8 @@ class PlanCache:
 
     def note(self, key: tuple, state: str, reasons: list[str]) -> str | None:
         """Count consecutive re-traces; the advice to warn with when a cell keeps missing."""
-        st = self.stats.setdefault(key, {"hit": 0, "miss": 0, "unreplayable": 0, "row": 0})
-        st[state] = st.get(state, 0) + 1
+        st = self.stats.get(key) or self.stats.setdefault(key, {"hit": 0, "miss": 0, "unreplayable": 0, "row": 0})
+        st[state] += 1
         if state == "hit":
             st["row"] = 0
             return None
@@ -444,7 +447,7 @@ class PlanCache:
         self.cells.clear()
         self.stats.clear()
 
-    def describe(self) -> str:
+    def describe(self, code: bool = False) -> str:
         if not self.cells:
             return "plan cache: empty"
         n = sum(len(es) for es in self.cells.values())
@@ -463,6 +466,8 @@ class PlanCache:
                 lines += [f"      {t}" for t in e.texts[:12]]
                 if len(e.texts) > 12:
                     lines.append(f"      ... {len(e.texts) - 12} more")
+                if code:
+                    lines += [f"      {t}" for t in e.holds.source.splitlines()]
         return "\n".join(lines)
 
 

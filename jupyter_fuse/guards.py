@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 import math
 import types
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -318,6 +318,15 @@ def _short(v: Any) -> str:
 _MISSING = object()
 
 
+def _child(parent: Any, kind: str, key: Any) -> Any:
+    """One step of a path: an instance attribute before any class attribute (no property runs for
+    what ``__dict__`` holds), a dict's own item, a sequence's item; ``_MISSING`` if there is none."""
+    if kind == "attr":
+        d = getattr(parent, "__dict__", None)
+        return d[key] if isinstance(d, dict) and key in d else getattr(parent, key, _MISSING)
+    return dict.get(parent, key, _MISSING) if type(parent) is dict else parent[key] if key < len(parent) else _MISSING
+
+
 def check(guards: list[tuple], user: Any, first_only: bool = True) -> list[str]:
     """Miss reasons (empty: every guard holds). Never raises."""
     misses: list[str] = []
@@ -334,13 +343,7 @@ def check(guards: list[tuple], user: Any, first_only: bool = True) -> list[str]:
             elif len(path) == 1:
                 x = user[path[0]] if path[0] in user else _MISSING
             else:
-                kind, key = path[-1]
-                if kind == "attr":
-                    d = getattr(parent, "__dict__", None)
-                    x = d[key] if isinstance(d, dict) and key in d else getattr(parent, key, _MISSING)
-                else:
-                    x = dict.get(parent, key, _MISSING) if type(parent) is dict else \
-                        parent[key] if key < len(parent) else _MISSING
+                x = _child(parent, *path[-1])
         except Exception:  # noqa: BLE001
             x = _MISSING
         cache[path] = x
@@ -437,6 +440,70 @@ def _check_one(kind: str, path: tuple, exp: Any, get: Any) -> str | None:
     if kind == "same":
         return None if x is get(exp) else f"{text}: no longer the same object as {path_text(exp)}"
     return f"{text}: unknown guard {kind}"
+
+
+def compile_check(guards: list[tuple]) -> Callable[[Any], bool]:
+    """The guards as one generated function, ``holds(user) -> bool`` (MagPy's guard code).
+
+    A replay's first cost is checking its guards, so they run as straight-line
+    code: each path is resolved once, in the order :func:`check` resolves it,
+    and the common cases (an array owning its memory, a scalar, an identity)
+    are inline tests against constants; the rest call :func:`_check_one`. It
+    only answers yes or no and never raises: on a no, :func:`check` says why.
+    The source is kept as ``holds.source`` (``%fuse_cache --code`` shows it)."""
+    body: list[str] = []
+    consts: dict[str, Any] = {"MISSING": _MISSING, "ndarray": np.ndarray, "child": _child, "one": _check_one,
+                              "key_of": _key}
+    var: dict[tuple, str] = {}
+
+    def const(v: Any) -> str:
+        name = f"c{len(consts) - 5}"
+        consts[name] = v
+        return name
+
+    def at(path: tuple) -> str:  # the variable holding the value at ``path``, resolved on first use
+        if path not in var:
+            parent = at(path[:-1]) if len(path) > 1 else None
+            v = var[path] = f"v{len(var)}"
+            if parent is None:
+                body.append(f"{v} = user.get({path[0]!r}, MISSING)")
+            else:
+                body.append(f"{v} = child({parent}, {path[-1][0]!r}, {const(path[-1][1])})")
+            body.append(f"if {v} is MISSING: return False")
+        return var[path]
+
+    def generic(kind: str, path: tuple, exp: Any, paths: list[tuple]) -> str:
+        got = ", ".join(f"{const(p)}: {at(p)}" for p in paths)
+        return f"one({kind!r}, {const(path)}, {const(exp)}, {{{got}}}.__getitem__) is not None"
+
+    for kind, path, exp, _text in guards:
+        if kind == "alias":
+            vs = [at(p) for p in path]
+            test = generic(kind, path, exp, list(path))
+            if not exp[1] and exp[0] == tuple(range(len(path))):  # distinct arrays owning their memory
+                owning = " and ".join(f"{v}.base is None" for v in vs)
+                test = f"not ({owning} and len({{{', '.join(f'id({v})' for v in vs)}}}) == {len(vs)}) and {test}"
+        elif kind == "array" and exp[4] is None:
+            v = at(path)
+            test = (f"type({v}) is not ndarray or {v}.base is not None or {v}.dtype != {const(exp[0])} or "
+                    f"{v}.shape != {exp[1]!r} or {v}.strides != {exp[2]!r} or {v}.flags.writeable != {exp[3]!r}")
+        elif kind == "value":
+            v, (t, key) = at(path), exp
+            now = f"{v}.str" if issubclass(t, np.dtype) else f"key_of({v})"
+            test = f"type({v}) is not {const(t)} or {now} != {const(key)}"
+        elif kind in ("is", "type", "len"):
+            v = at(path)
+            test = {"is": f"{v} is not {const(exp)}", "type": f"type({v}) is not {const(exp)}",
+                    "len": f"len({v}) != {exp!r}"}[kind]
+        else:  # keys, attrs, data, same, arrays that are views: as check() does it
+            test = generic(kind, path, exp, [path, exp] if kind == "same" else [path])
+        body.append(f"if {test}: return False")
+    source = "def holds(user):\n    try:\n" + "".join(f"        {line}\n" for line in body) + \
+        "    except Exception:\n        return False\n    return True\n"
+    exec(compile(source, "<jupyter_fuse guards>", "exec"), consts)
+    holds = consts["holds"]
+    holds.source = source
+    return holds
 
 
 def _base_words(layout: tuple | None) -> str:

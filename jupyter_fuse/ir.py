@@ -36,7 +36,9 @@ _INPUT_OPS = frozenset({"input", "const"})
 class Node:
     """One value in the traced graph. Build with ``Node.make``; never mutate."""
 
-    __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "__weakref__", "_hash")
+    # Hash and equality are object identity (C-level, no Python call per dict lookup): hash-consing
+    # makes equal nodes the same object.
+    __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "__weakref__")
     _table: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
 
     op: str
@@ -67,16 +69,9 @@ class Node:
         node = object.__new__(cls)
         node.op, node.args, node.params = op, args, params
         node.dtype, node.shape, node.layout = dtype, shape, layout
-        node._hash = hash(key) if key is not None else id(node)
         if key is not None:
             cls._table[key] = node
         return node
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
 
     def __reduce__(self):  # nodes pickle by value and re-intern on load
         return (Node.make, (self.op, self.args, self.params, self.dtype, self.shape, self.layout))

@@ -18,23 +18,29 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from .ops import UFUNC_REDUCE, UFUNCS
 from .session import active
-from .trace import (LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand,
+from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand,
                     scalar_as_array, session, ufunc_out, wrap_array)
 
 
 # -- eager execution: the honest fallback -------------------------------------------
 
 def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str,
-               mutates: int | str | None = None) -> Any:
+               mutates: int | str | None = None, twin: str | None = None) -> Any:
     """Run ``func`` on real values; lazy arguments are computed first.
 
     ``mutates`` names the argument ``func`` writes into (a position, or ``"out"``):
     that array moves to fresh real storage first, so the write is seen by later
-    lazy reads and by the user's array at the end of the cell.
+    lazy reads and by the user's array at the end of the cell. ``twin`` names
+    CuPy's own version (``"sort"``, ``".cumsum"``): on the cupy backend, when
+    every array argument is on the GPU already, that runs there instead.
     """
     s = session()
     if s.tape is not None:
         s.tape.unreplayable(f"{what} ran eagerly ({reason})")
+    if twin is not None and mutates is None and "out" not in kwargs:
+        on_device = _device_call(s, func, twin, args, kwargs, what, reason)
+        if on_device is not None:
+            return on_device
     target = args[mutates] if isinstance(mutates, int) else kwargs.get("out") if mutates else None
     if isinstance(target, tuple) and len(target) == 1:
         target = target[0]
@@ -58,12 +64,7 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     result = func(*_replace(args, sub), **_replace(kwargs, sub))
     elapsed = time.perf_counter() - t0
     s.note_eager(result, what, reason)
-    s.report.times["run"] += elapsed
-    s.report.kernel_list.append({"name": s.next_kernel_name(), "ops": [what],
-                                 "lines": [ln for ln in [s.line()] if ln is not None],
-                                 "bytes_read": _nbytes(list(sub.values())), "bytes_written": _nbytes(result),
-                                 "time": elapsed,
-                                 "source": None, "fallback": reason})
+    _record_eager(s, what, reason, list(sub.values()), result, elapsed)
     if real_target is not None and result is real_target:
         return target
     for lz in others:  # `a.real`, `np.asarray(a)`: NumPy handed back the argument itself
@@ -72,9 +73,54 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     return _wrap_result(result)
 
 
+def _record_eager(s: Any, what: str, reason: str, read: list, result: Any, elapsed: float, **extra: Any) -> None:
+    """The kernel list's entry for a call that ran outside the trace."""
+    s.report.times["run"] += elapsed
+    s.report.kernel_list.append({"name": s.next_kernel_name(), "ops": [what],
+                                 "lines": [ln for ln in [s.line()] if ln is not None],
+                                 "bytes_read": _nbytes(read), "bytes_written": _nbytes(result),
+                                 "time": elapsed, "source": None, "fallback": reason, **extra})
+
+
+def _device_call(s: Any, func: Callable, twin: str, args: tuple, kwargs: dict, what: str, reason: str) -> Any:
+    """``func`` as CuPy's own function on the device (see ``CupyBackend.device_call``), or None."""
+    call = getattr(s.backend, "device_call", None)
+    lazies: list[LazyArray] = []
+    _collect((args, kwargs), lazies)
+    if call is None or not lazies or any(isinstance(a, np.ndarray) and not isinstance(a, LazyArray)
+                                                for a in _leaves((args, kwargs))):
+        return None  # not on the cupy backend, or a host array among the arguments: NumPy on the host
+    others = list({id(lz): lz for lz in lazies}.values())
+    values = s.evaluate([lz._current() for lz in others])
+    sub = {id(lz): v for lz, v in zip(others, values)}
+    t0 = time.perf_counter()
+    result = call(func, twin, _replace(args, sub), _replace(kwargs, sub), values)
+    elapsed = time.perf_counter() - t0
+    if result is None:
+        return None
+    route = f"cupy.{twin[1:] if twin.startswith('.') else twin}"
+    s.record_fallback(what, f"{reason}: it runs as {route} on the GPU, where its arguments are")
+    _record_eager(s, what, reason, values, result, elapsed, route=f"{route} (on the device)")
+    return tuple(_device_input(s, r) for r in result) if isinstance(result, tuple) else _device_input(s, result)
+
+
+def _device_input(s: Any, value: Any) -> LazyArray:
+    """A result on the device as a lazy array: kernels read it there; the cell's end copies it back."""
+    s.keepalive.append(value)
+    return LazyArray(s, Buffer(s.add_input(value)), ())
+
+
+def _leaves(x: Any) -> list[Any]:
+    if isinstance(x, (tuple, list)):
+        return [leaf for i in x for leaf in _leaves(i)]
+    if isinstance(x, dict):
+        return [leaf for i in x.values() for leaf in _leaves(i)]
+    return [x]
+
+
 def _nbytes(x: Any) -> int:
     """Bytes of the arrays in ``x`` (the memory a fallback read or wrote)."""
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) or hasattr(x, "__cuda_array_interface__"):
         return int(x.nbytes)
     if isinstance(x, (list, tuple)):
         return sum(_nbytes(i) for i in x)
@@ -153,7 +199,7 @@ def eager_method(lz: LazyArray, name: str) -> Any:
 
     def method(*args: Any, **kwargs: Any) -> Any:
         return eager_call(lambda arr, *a, **k: getattr(arr, name)(*a, **k), (lz,) + args, kwargs,
-                          f".{name}()", reason, mutates=0 if mutating else None)
+                          f".{name}()", reason, mutates=0 if mutating else None, twin=f".{name}")
 
     return method
 
@@ -450,7 +496,8 @@ def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
             return impl(*args, **kwargs)
         except Unsupported:
             pass
-    return eager_call(func, args, kwargs, f"np.{name}", f"np.{name} is not supported lazily")
+    return eager_call(func, args, kwargs, f"np.{name}", f"np.{name} is not supported lazily",
+                      twin=name if getattr(np, name, None) is func else None)
 
 
 def _traced(name: str, impl: Callable, real: Callable) -> Callable:
@@ -463,7 +510,8 @@ def _traced(name: str, impl: Callable, real: Callable) -> Callable:
             _collect((args, kwargs), lazies)
             if not lazies:
                 return _wrap_result(real(*args, **kwargs))
-            return eager_call(real, args, kwargs, f"np.{name}", f"np.{name} with these arguments is not traced")
+            return eager_call(real, args, kwargs, f"np.{name}", f"np.{name} with these arguments is not traced",
+                              twin=name if getattr(np, name, None) is real else None)
 
     fn.__name__ = name
     fn.__doc__ = getattr(real, "__doc__", None)
@@ -484,7 +532,8 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
             return _wrap_result(real(*args, **kwargs))
         mutates = 0 if name in _MUTATING_FUNCS else ("out" if "out" in kwargs else None)
         label = _qualname(real, name)
-        return eager_call(real, args, kwargs, label, reason or f"{label} is not supported lazily", mutates)
+        return eager_call(real, args, kwargs, label, reason or f"{label} is not supported lazily", mutates,
+                          twin=name if getattr(np, name, None) is real else None)
 
     fn.__name__ = name
     fn.__doc__ = getattr(real, "__doc__", None)

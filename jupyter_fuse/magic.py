@@ -80,7 +80,8 @@ class FuseMagics(Magics):
 
     @line_magic
     def fuse_cache(self, line: str) -> None:
-        """Show the plan cache: per cell its entries and their guards. ``--clear`` empties it.
+        """Show the plan cache: per cell its entries and their guards. ``--clear`` empties it;
+        ``--code`` also shows each entry's guard function, the Python a re-run executes first.
 
         A ``%%fuse`` cell run again with every guard of one of its entries holding
         replays that entry's plan without tracing (``cache hit``); otherwise it is
@@ -90,13 +91,13 @@ class FuseMagics(Magics):
         from .cache import PLAN_CACHE
 
         words = line.split()
-        if any(w not in ("--clear", "-c") for w in words):
-            raise UsageError(f"%fuse_cache takes only --clear, not {line!r}")
-        if words:
+        if any(w not in ("--clear", "-c", "--code") for w in words) or len(words) > 1:
+            raise UsageError(f"%fuse_cache takes --clear or --code, not {line!r}")
+        if words and words[0] != "--code":
             PLAN_CACHE.clear()
             print("plan cache cleared")
             return
-        print(PLAN_CACHE.describe())
+        print(PLAN_CACHE.describe(code=bool(words)))
 
     @line_magic
     def fuse_dashboard(self, line: str) -> None:

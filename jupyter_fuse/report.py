@@ -15,7 +15,7 @@ PHASES = ("guard", "trace", "plan", "compile", "run", "total")
 
 
 def _times() -> dict[str, float]:
-    return {p: 0.0 for p in PHASES}
+    return dict.fromkeys(PHASES, 0.0)
 
 
 @dataclass

@@ -122,7 +122,7 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     PLAN_CACHE.note(key, "hit", [])
     info = entry.report
     report.ops, report.syncs, report.graph, report.nodes = info["ops"], list(info["syncs"]), info["graph"], info["nodes"]
-    report.cache, report.guards = "hit", entry.texts
+    report.cache, report.guards = "hit", list(entry.texts)
     report.result = result  # type: ignore[attr-defined]
     t = report.times
     t["guard"] = t_guard
@@ -146,7 +146,7 @@ def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:
         PLAN_CACHE.note(key, "unreplayable", r.miss_reasons)
     else:
         PLAN_CACHE.store(key, entry)
-        r.cache, r.guards, r.miss_reasons = "miss", entry.texts, misses
+        r.cache, r.guards, r.miss_reasons = "miss", list(entry.texts), misses
         advice = PLAN_CACHE.note(key, "miss", misses)
         if advice:
             warn_storm(advice)

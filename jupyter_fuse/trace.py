@@ -76,9 +76,23 @@ def fresh(node: Node, scalar: bool = False) -> "LazyArray":
 
 
 def errors_raise() -> bool:
-    """Does np.errstate/np.seterr ask for floating-point errors to raise (or call a function)?"""
-    modes = np.geterr().values()
-    return "raise" in modes or "call" in modes
+    """Does np.errstate/np.seterr ask for floating-point errors to raise (or call a function)?
+
+    Asked once per traced op and per replayed plan, so the answer is kept for NumPy's current
+    error-state object (a new object each time errstate/seterr changes it; the one kept stays
+    alive, so its id is not reused)."""
+    state = _EXTOBJ.get() if _EXTOBJ is not None else None
+    if state is None or state is not _errors[0]:
+        modes = np.geterr().values()
+        _errors[:] = [state, "raise" in modes or "call" in modes]
+    return _errors[1]
+
+
+try:  # NumPy >= 2.0 keeps the error state in a context variable (private: without it, ask every time)
+    from numpy._core._ufunc_config import _extobj_contextvar as _EXTOBJ
+except ImportError:  # pragma: no cover
+    _EXTOBJ = None
+_errors: list = [object(), False]
 
 
 def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
@@ -856,7 +870,7 @@ def _falls_back(name: str) -> None:
             from .lazynp import eager_call
 
             return eager_call(lambda arr, *a, **k: getattr(arr, name)(*a, **k), (self,) + args, kwargs,
-                              f".{name}()", f".{name}() with these arguments is not traced ({e})")
+                              f".{name}()", f".{name}() with these arguments is not traced ({e})", twin=f".{name}")
 
     method.__name__, method.__qualname__, method.__doc__ = name, f"LazyArray.{name}", traced.__doc__
     setattr(LazyArray, name, method)

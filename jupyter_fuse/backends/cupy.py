@@ -12,7 +12,9 @@ they share every decision about what moves between host and device:
   reading them transfers nothing). A value Python needs (``print``, ``if``,
   ``float``) is copied back at that line. ``matmul`` is cuBLAS (CuPy); an op
   no kernel can compute runs as CuPy's own function when CuPy has one, else
-  as NumPy on the host, with its transfers.
+  as NumPy on the host, with its transfers. So does a NumPy call the tracer
+  does not model (``np.sort``, ``.cumsum()``: ``DEVICE_TWINS``) when every
+  array it reads is on the device already; otherwise NumPy runs it on the host.
 * :class:`DryRunBackend` (``--dry-run``) needs no GPU: it renders the same
   kernels, compiles each one with NVRTC for ``sm_90`` (and the present
   device's architecture, if any) without launching, computes the values with
@@ -144,6 +146,14 @@ def single_route(node: Node) -> tuple[str, str]:
     return "numpy", f"CuPy has no `{op}`"
 
 
+# Untraced NumPy calls (functions and methods, ``.name``) that run as CuPy's own function when every
+# array they read is on the device already: CuPy gives NumPy's values for them and always returns new
+# arrays. Left out on purpose: what returns views (np.flip), scalars (np.median) or may order ties
+# differently (argsort), and what mutates (.sort()).
+DEVICE_TWINS = frozenset({"sort", "cumsum", "cumprod", "diff", "unique", "tril", "triu", "outer", "cross",
+                          "bincount", "searchsorted", "convolve", ".cumsum", ".cumprod"})
+
+
 def run_node_cupy(node: Node, args: list[Any]) -> Any:
     """One node with CuPy's own functions (the device twin of ``numpy.run_node``)."""
     import cupy as cp
@@ -219,6 +229,22 @@ def _root(x: Any) -> Any:
         if base is None or not hasattr(base, "shape"):
             return x
         x = base
+
+
+def _probe_dtypes(func: Any, args: tuple, kwargs: dict) -> list[np.dtype] | None:
+    """The dtypes NumPy's own function gives, from one-element host stand-ins of the arrays."""
+    def probe(x: Any) -> Any:
+        if isinstance(x, (tuple, list)):
+            return type(x)(probe(i) for i in x)
+        if isinstance(x, dict):
+            return {k: probe(v) for k, v in x.items()}
+        return np.ones((1,) * x.ndim, x.dtype) if hasattr(x, "shape") and hasattr(x, "dtype") else x
+
+    try:
+        out = func(*probe(args), **probe(kwargs))
+    except Exception:  # noqa: BLE001 - the stand-ins do not fit (np.cross needs 3-vectors): keep CuPy's
+        return None
+    return [np.asarray(o).dtype for o in (out if isinstance(out, tuple) else (out,))]
 
 
 # -- the ledger -------------------------------------------------------------------------------
@@ -375,6 +401,28 @@ class _CudaBase:
         self._host[id(value)] = (value, host)
         return host
 
+    # -- untraced calls -----------------------------------------------------------------------
+    def device_call(self, func: Any, twin: str, args: tuple, kwargs: dict, arrays: list) -> Any:
+        """An untraced NumPy call (``np.sort(y)``, ``y.cumsum()``) as CuPy's own function, when every
+        array it reads (``arrays``, also in ``args``/``kwargs``) lives on the device already: running
+        NumPy instead would copy them to the host and its result back. Returns the result, on the
+        device, or None: then it runs as NumPy."""
+        if twin not in DEVICE_TWINS or not arrays or not all(self._is_device(a) for a in arrays):
+            return None
+        try:
+            result = self._twin(func, twin, args, kwargs)
+        except Exception:  # noqa: BLE001 - CuPy refused (an argument it lacks): NumPy on the host decides
+            return None
+        results = result if isinstance(result, tuple) else (result,)
+        if not all(hasattr(r, "shape") and r.ndim and r.dtype in SUPPORTED_DTYPES for r in results):
+            return None  # not what the twins return: NumPy on the host again, which gives NumPy's types
+        expected = _probe_dtypes(func, args, kwargs)
+        if expected is not None and len(expected) == len(results):  # CuPy's dtype rules, made NumPy's
+            results = tuple(r if r.dtype == d else r.astype(d) for r, d in zip(results, expected))
+        for r in results:
+            self._mark(r)
+        return results if isinstance(result, tuple) else results[0]
+
     # -- running a plan ----------------------------------------------------------------------
     def execute(self, plan: Any, values: dict, report: Any) -> None:
         self._report = report
@@ -480,6 +528,9 @@ class _CudaBase:
 
     def _kept(self, value: Any) -> None:
         """``--keep`` leaves ``value`` on the device for later cells."""
+
+    def _mark(self, value: Any) -> None:
+        """``value`` was made on the device (the real run knows it from its type; the dry run records it)."""
 
     def _root_of(self, value: Any) -> Any:
         return _root(value)
@@ -592,6 +643,9 @@ class DryRunBackend(_CudaBase):
         self._mark(out)
         return out
 
+    def _twin(self, func: Any, twin: str, args: tuple, kwargs: dict) -> Any:
+        return func(*args, **kwargs)  # the dry run computes with NumPy; ``device_call`` marks the result
+
     def _compile(self, kernel: Kernel, r: CudaRendered, report: Any) -> dict:
         logs, ok, seconds, failed = [], True, 0.0, None
         for arch in self.archs:
@@ -697,6 +751,11 @@ class CupyBackend(_CudaBase):
 
     def apply_chain(self, base: Any, chain: tuple) -> Any:
         return device_apply_chain(base, chain) if self._is_device(base) else views.apply_chain(base, chain)
+
+    def _twin(self, func: Any, twin: str, args: tuple, kwargs: dict) -> Any:
+        if twin.startswith("."):  # a method: of the CuPy array
+            return getattr(args[0], twin[1:])(*args[1:], **kwargs)
+        return getattr(self._cp, twin)(*args, **kwargs)
 
     def _run_cupy(self, node: Node, args: list, values: dict) -> Any:
         return run_node_cupy(node, args)

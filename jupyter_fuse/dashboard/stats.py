@@ -126,7 +126,8 @@ def no_source_note(d: dict, name: str) -> str:
     k = next((k for k in d.get("kernel_list", []) if k["name"] == name), None) or {}
     ops = ", ".join(op if op.startswith("np.") else f"np.{op}" for op in k.get("ops", [])) or "none"
     if k.get("fallback"):
-        return f"{name} has no generated source: it ran as plain NumPy ({ops}) because {k['fallback']}."
+        how = k.get("route") or "plain NumPy"  # the cupy backend's library route (cupy.sort on the device, ...)
+        return f"{name} has no generated source: it ran as {how} ({ops}) because {k['fallback']}."
     if d["backend"] == "numpy":
         return (f"{name} generated no source: the numpy backend runs it as plain NumPy calls ({ops}). "
                 "Compiled backends (cpu, cupy) show their kernel code here.")

@@ -241,15 +241,55 @@ def test_in_place_update_of_an_input_comes_back_into_the_users_array():
 
 def test_numpy_fallback_transfers_are_recorded_with_the_fallback():
     x = np.random.default_rng(0).random(100)
-    r = ledger("y = np.exp(x)\ns = np.sort(y)\nz = s * 2 + 1", {"np": np, "x": x})
+    r = ledger("y = np.exp(x)\ns = np.partition(y, 10)\nz = s * 2 + 1", {"np": np, "x": x})
     (fb,) = r.fallbacks
-    assert fb["op"] == "np.sort"
+    assert fb["op"] == "np.partition"
     causes = [(t["direction"], t["cause"]) for t in fb["transfers"]]
-    assert causes[0][0] == "d2h" and "np.sort" in causes[0][1]
-    assert ("h2d", "fallback to NumPy: the result of np.sort goes back to the device") in causes
+    assert causes[0][0] == "d2h" and "np.partition" in causes[0][1]
+    assert ("h2d", "fallback to NumPy: the result of np.partition goes back to the device") in causes
     # x in; y out for the sort (and not again as a result); s in; z out
     assert [(t["direction"], t["name"]) for t in r.transfers] == [("h2d", "x"), ("d2h", "y"), ("h2d", "s"),
                                                                   ("d2h", "z")]
+
+
+TWINS = ("y = np.exp(X) - 1\ns = np.sort(y, axis=0)\nc = (y * 3).cumsum(axis=1)\nu = np.unique(np.floor(y * 10))\n"
+         "n = np.diff(np.arange(12, dtype=np.int32) * 2).cumsum()\nz = s * 2 + c")
+
+
+def test_untraced_functions_with_a_cupy_twin_run_on_the_device_without_copies():
+    f = dry(TWINS, SETUP)  # values and dtypes are NumPy's (n: int32 diff, cumsum to int64, as NumPy)
+    r = f.report
+    on_device = {k["ops"][0]: k["route"] for k in r.kernel_list if k.get("route", "").endswith("(on the device)")}
+    assert on_device == {"np.sort": "cupy.sort (on the device)", ".cumsum()": "cupy.cumsum (on the device)",
+                         "np.unique": "cupy.unique (on the device)", "np.diff": "cupy.diff (on the device)"}
+    assert all("on the GPU, where its arguments are" in fb["reason"] and not fb.get("transfers")
+               for fb in r.fallbacks)
+    # X goes in once; every other copy is a result coming back at the end: no round trip for the calls
+    assert [t["name"] for t in r.transfers if t["direction"] == "h2d"] == ["X"]
+    assert {t["cause"] for t in r.transfers if t["direction"] == "d2h"} == {"result"}
+    from jupyter_fuse.dashboard import stats
+
+    d = r.to_dict()
+    sort = next(k["name"] for k in d["kernel_list"] if k["ops"] == ["np.sort"])
+    assert "it ran as cupy.sort (on the device) (np.sort) because" in stats.no_source_note(d, sort)
+
+
+def test_a_twin_with_other_dtype_rules_gives_numpys_dtype(monkeypatch):
+    real = jc.DryRunBackend._twin  # a CuPy that summed int32 into int32 (or refused an argument)
+    monkeypatch.setattr(jc.DryRunBackend, "_twin", lambda self, f, t, a, k: real(self, f, t, a, k).astype(np.int32))
+    f = dry("n = (np.arange(12, dtype=np.int32) * 2).cumsum()\nm = n * 2", "")
+    assert f.report.kernel_list[1]["route"] == "cupy.cumsum (on the device)"
+    monkeypatch.setattr(jc.DryRunBackend, "_twin", lambda self, f, t, a, k: 1 / 0)
+    f = dry("n = (np.arange(12, dtype=np.int32) * 2).cumsum()\nm = n * 2", "")
+    assert not any(k.get("route") for k in f.report.kernel_list if k.get("fallback"))  # NumPy on the host
+
+
+def test_an_untraced_function_reading_a_host_array_runs_as_numpy_on_the_host():
+    x = np.random.default_rng(0).random(100)
+    r = ledger("y = np.exp(x)\ni = np.searchsorted(np.sort(x), y)", {"np": np, "x": x})
+    routes = [k.get("route") for k in r.kernel_list if k.get("fallback")]
+    assert routes == [None, None]  # np.sort(x): x is on the host; searchsorted then reads a host array
+    assert ("d2h", "y") in [(t["direction"], t["name"]) for t in r.transfers]
 
 
 def test_random_draws_are_numpys_and_go_to_the_device_once():

@@ -124,6 +124,20 @@ def test_matmul_is_cublas_and_unsupported_ops_are_cupy_functions():
     assert any("cuBLAS" in r for r in routes) and all("host" not in r for r in routes)
 
 
+def test_untraced_functions_run_as_cupy_twins_and_move_what_the_dry_run_says():
+    from test_cuda import TWINS
+
+    f = gpu(TWINS, SETUP)  # results and dtypes against NumPy
+    assert sum(k.get("route", "").endswith("(on the device)") for k in f.report.kernel_list) == 4
+    ns_real, ns_dry = {"np": np}, {"np": np}
+    exec(SETUP, ns_real)
+    exec(SETUP, ns_dry)
+    real = jf.run_cell(TWINS, ns_real, backend="cupy")
+    dry = jf.run_cell(TWINS, ns_dry, backend="cupy", dry_run=True)
+    strip = lambda r: [(t["direction"], t["bytes"], t["name"], t["cause"]) for t in r.transfers]  # noqa: E731
+    assert strip(real) == strip(dry)
+
+
 def test_a_replay_on_the_gpu_matches_numpy_and_moves_what_the_traced_run_moved():
     src = "y = np.sin(x) * 2\ns = y.sum()\nif s > 0:\n    z = y / s\nprint(float(s))\nx += 1"
     ns = {"np": np, "x": np.random.default_rng(0).random(1000)}

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from IPython.core.error import UsageError
 
 import jupyter_fuse as jf
 from helpers import Twin
@@ -241,6 +242,13 @@ def test_fuse_cache_magic():
             ip.run_line_magic("fuse_cache", "")
         text = out.getvalue()
         assert "1 cell" in text and "1 hits" in text and "x: ndarray float64 (5,)" in text
+        assert "def holds" not in text
+        out = io.StringIO()
+        with redirect_stdout(out):
+            ip.run_line_magic("fuse_cache", "--code")
+        assert "def holds(user):" in out.getvalue() and "user.get('x', MISSING)" in out.getvalue()
+        with pytest.raises(UsageError):
+            ip.run_line_magic("fuse_cache", "--code --clear")
         with redirect_stdout(io.StringIO()):
             ip.run_line_magic("fuse_cache", "--clear")
         assert not PLAN_CACHE.cells
