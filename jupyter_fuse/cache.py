@@ -206,6 +206,10 @@ class _Recipes:
 
 # -- an entry and its replay --------------------------------------------------------------------
 
+GENERATED_MAX = 200  # guards per entry turned into one generated function; more: ``guards.check``
+# (generating costs ~0.1 ms per guard, once; a cell reading a 1,000-item dict checks it generically)
+
+
 class Entry:
     def __init__(self, guard_list, keep, slots, consts, steps, effects, nbytes, report) -> None:
         self.guards, self.keep, self.slots, self.consts = guard_list, keep, slots, consts
@@ -216,7 +220,22 @@ class Entry:
         self.inputs = [(node, src) for node, (kind, src) in slots if kind == "root"]
         self.hits = 0
         self.prepared: dict[int, Any] = {}  # step -> backend launcher (``backend.prepare(plan)``), made once
-        self.holds = guards.compile_check(guard_list)  # yes/no, fast; ``guards.check`` says why not
+        self._holds: Any = None  # the generated guard function, made at the first lookup
+
+
+def misses(entry: Entry, user: dict) -> list[str]:
+    """Why ``entry``'s plan cannot be replayed on ``user``'s values (empty: every guard holds)."""
+    holds = guard_function(entry)
+    if holds is not None and holds(user):
+        return []
+    return guards.check(entry.guards, user)
+
+
+def guard_function(entry: Entry) -> Any:
+    """The entry's generated guard function, made on first use; None past ``GENERATED_MAX`` guards."""
+    if entry._holds is None:
+        entry._holds = guards.compile_check(entry.guards) if len(entry.guards) <= GENERATED_MAX else False
+    return entry._holds or None
 
 
 def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
@@ -394,13 +413,13 @@ class PlanCache:
             return None, ["no plan recorded for this cell yet (first run, or the cache was cleared)"]
         first: list[str] = []
         for i, e in enumerate(entries):
-            misses = [] if e.holds(user) else guards.check(e.guards, user)
-            if not misses:
+            why = misses(e, user)
+            if not why:
                 entries.insert(0, entries.pop(i))
                 self.cells.move_to_end(key)
                 return e, []
             if not first:
-                first = misses
+                first = why
         return None, first
 
     def store(self, key: tuple, entry: Entry) -> None:
@@ -466,8 +485,11 @@ class PlanCache:
                 lines += [f"      {t}" for t in e.texts[:12]]
                 if len(e.texts) > 12:
                     lines.append(f"      ... {len(e.texts) - 12} more")
-                if code:
-                    lines += [f"      {t}" for t in e.holds.source.splitlines()]
+                holds = guard_function(e) if code else None
+                if holds is not None:
+                    lines += [f"      {t}" for t in holds.source.splitlines()]
+                elif code:
+                    lines.append(f"      (more than {GENERATED_MAX} guards: checked one by one, no generated function)")
         return "\n".join(lines)
 
 

@@ -453,11 +453,11 @@ def compile_check(guards: list[tuple]) -> Callable[[Any], bool]:
     The source is kept as ``holds.source`` (``%fuse_cache --code`` shows it)."""
     body: list[str] = []
     consts: dict[str, Any] = {"MISSING": _MISSING, "ndarray": np.ndarray, "child": _child, "one": _check_one,
-                              "key_of": _key}
+                              "key_of": _key, "copysign": math.copysign}
     var: dict[tuple, str] = {}
 
     def const(v: Any) -> str:
-        name = f"c{len(consts) - 5}"
+        name = f"c{len(consts) - 6}"
         consts[name] = v
         return name
 
@@ -489,8 +489,15 @@ def compile_check(guards: list[tuple]) -> Callable[[Any], bool]:
                     f"{v}.shape != {exp[1]!r} or {v}.strides != {exp[2]!r} or {v}.flags.writeable != {exp[3]!r}")
         elif kind == "value":
             v, (t, key) = at(path), exp
-            now = f"{v}.str" if issubclass(t, np.dtype) else f"key_of({v})"
-            test = f"type({v}) is not {const(t)} or {now} != {const(key)}"
+            test = f"type({v}) is not {const(t)} or "
+            if t is float and key == ("nan",):
+                test += f"{v} == {v}"
+            elif t is float:  # a zero's sign matters (-0.0 and 0.0 give different results)
+                test += f"{v} != {const(key[0])}" + (f" or copysign(1.0, {v}) != {key[1]!r}" if key[0] == 0 else "")
+            elif t in (int, bool, str, bytes, type(None)):
+                test += f"{v} != {const(key)}"
+            else:
+                test += f"{f'{v}.str' if issubclass(t, np.dtype) else f'key_of({v})'} != {const(key)}"
         elif kind in ("is", "type", "len"):
             v = at(path)
             test = {"is": f"{v} is not {const(exp)}", "type": f"type({v}) is not {const(exp)}",

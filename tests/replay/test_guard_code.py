@@ -26,7 +26,7 @@ def _namespace() -> dict:
     inner = {"k": 1}
     return {
         "x": np.linspace(0, 1, 6), "v": base[2:8], "s": base[::3], "t": np.ones((3, 4)).T, "fo": np.asfortranarray(np.ones((4, 3))), "ro": ro,
-        "a": shared, "b": shared, "f": 0.5, "nz": -0.0, "nan": float("nan"), "f32": np.float32(1.5),
+        "a": shared, "b": shared, "f": 0.5, "nz": -0.0, "nan": float("nan"), "inf": float("inf"), "z": 0.0, "f32": np.float32(1.5),
         "i": 3, "flag": True, "name": "abc", "none": None, "dt": np.dtype("float32"), "np": np, "fn": np.sin,
         "params": {"lr": 0.1, "w": np.arange(3.0), "nested": {"k": 2}}, "lst": [1, 2.0, np.ones(2)],
         "tup": (1, "x"), "cfg": types.SimpleNamespace(alpha=0.25, arr=np.ones(2)), "obj": Slotted(),
@@ -56,6 +56,11 @@ CHANGES = {
     "f float32": _set("f", np.float32(0.5)),
     "nz +0.0": _set("nz", 0.0),
     "nan nan": _set("nan", float("nan")),
+    "nan 1.0": _set("nan", 1.0),
+    "inf -inf": _set("inf", -float("inf")),
+    "inf inf": _set("inf", float("inf")),
+    "z -0.0": _set("z", -0.0),
+    "z 0": _set("z", 0),
     "i 4": _set("i", 4),
     "i True": _set("i", True),
     "flag 1": _set("flag", 1),
@@ -118,6 +123,20 @@ def test_a_guard_that_raises_is_a_no():
         def alpha(self):
             raise RuntimeError("no")
 
-    recorded = [("value", ("cfg", ("attr", "alpha")), (float, 0.5), "cfg.alpha: float 0.5")]
+    recorded = [("value", ("cfg", ("attr", "alpha")), (float, guards._key(0.5)), "cfg.alpha: float 0.5")]
     assert guards.compile_check(recorded)({"cfg": Boom()}) is False
     assert guards.check(recorded, {"cfg": Boom()})
+
+
+def test_an_entry_with_very_many_guards_is_checked_without_generated_code():
+    import jupyter_fuse as jf
+    from jupyter_fuse import cache
+
+    ns = {"np": np, "x": np.ones(3), "d": {f"k{i}": float(i) for i in range(cache.GENERATED_MAX + 10)}}
+    src = "y = x * d['k3']"
+    assert [jf.run_cell(src, ns, "numpy").cache for _ in range(2)] == ["miss", "hit"]
+    (entry,) = next(iter(cache.PLAN_CACHE.cells.values()))
+    assert cache.guard_function(entry) is None and "no generated function" in cache.PLAN_CACHE.describe(code=True)
+    ns["d"]["k7"] = 0.5
+    r = jf.run_cell(src, ns, "numpy")
+    assert r.cache == "miss" and r.miss_reasons == ["d['k7']: value 7.0 -> 0.5"]
