@@ -147,11 +147,32 @@ def single_route(node: Node) -> tuple[str, str]:
 
 
 # Untraced NumPy calls (functions and methods, ``.name``) that run as CuPy's own function when every
-# array they read is on the device already: CuPy gives NumPy's values for them and always returns new
-# arrays. Left out on purpose: what returns views (np.flip), scalars (np.median) or may order ties
-# differently (argsort), and what mutates (.sort()).
-DEVICE_TWINS = frozenset({"sort", "cumsum", "cumprod", "diff", "unique", "tril", "triu", "outer", "cross",
-                          "bincount", "searchsorted", "convolve", ".cumsum", ".cumprod"})
+# array they read is on the device already, with the positional arguments (the arrays included) and
+# keywords CuPy takes as NumPy does. Left out on purpose: what returns views (np.flip), scalars
+# (np.median), may order ties differently (argsort) or mutates (.sort(), out=); np.unique (CuPy's
+# NaN handling and inverse shapes vary by version) and np.convolve (CuPy uses an FFT for floats).
+DEVICE_TWINS: dict[str, tuple[int, frozenset]] = {
+    "sort": (2, frozenset({"axis"})),
+    "cumsum": (3, frozenset({"axis", "dtype"})), "cumprod": (3, frozenset({"axis", "dtype"})),
+    ".cumsum": (3, frozenset({"axis", "dtype"})), ".cumprod": (3, frozenset({"axis", "dtype"})),
+    "diff": (5, frozenset({"n", "axis", "prepend", "append"})),
+    "tril": (2, frozenset({"k"})), "triu": (2, frozenset({"k"})), "outer": (2, frozenset()),
+    "cross": (6, frozenset({"axisa", "axisb", "axisc", "axis"})),
+    "bincount": (3, frozenset({"weights", "minlength"})), "searchsorted": (3, frozenset({"side"})),
+}
+_ACCUMULATES = frozenset({"cumsum", "cumprod", ".cumsum", ".cumprod"})  # given NumPy's dtype explicitly
+
+
+def twin_takes(twin: str, args: tuple, kwargs: dict) -> bool:
+    """Does CuPy's ``twin`` take these arguments as NumPy does? Arrays, scalars, None, strings and
+    tuples of ints only: CuPy refuses lists where NumPy takes them (``searchsorted(y, [0.5])``)."""
+    spec = DEVICE_TWINS.get(twin)
+    if spec is None or len(args) > spec[0] or not set(kwargs) <= spec[1]:
+        return False
+    plain = (int, float, bool, str, type(None), np.generic, np.dtype, type)
+    return all(hasattr(a, "shape") or isinstance(a, plain)
+               or isinstance(a, tuple) and all(isinstance(i, int) for i in a)
+               for a in list(args) + list(kwargs.values()))
 
 
 def run_node_cupy(node: Node, args: list[Any]) -> Any:
@@ -232,17 +253,20 @@ def _root(x: Any) -> Any:
 
 
 def _probe_dtypes(func: Any, args: tuple, kwargs: dict) -> list[np.dtype] | None:
-    """The dtypes NumPy's own function gives, from one-element host stand-ins of the arrays."""
+    """The dtypes NumPy's own function gives, from small host stand-ins of the arrays (each axis at
+    most 3 long, empty ones empty: np.bincount's dtype depends on it); None if NumPy refuses them."""
     def probe(x: Any) -> Any:
         if isinstance(x, (tuple, list)):
             return type(x)(probe(i) for i in x)
         if isinstance(x, dict):
             return {k: probe(v) for k, v in x.items()}
-        return np.ones((1,) * x.ndim, x.dtype) if hasattr(x, "shape") and hasattr(x, "dtype") else x
+        if hasattr(x, "shape") and hasattr(x, "dtype"):
+            return np.ones(tuple(min(d, 3) for d in x.shape), x.dtype)
+        return x
 
     try:
         out = func(*probe(args), **probe(kwargs))
-    except Exception:  # noqa: BLE001 - the stand-ins do not fit (np.cross needs 3-vectors): keep CuPy's
+    except Exception:  # noqa: BLE001 - on the host, NumPy itself decides (and raises its own error)
         return None
     return [np.asarray(o).dtype for o in (out if isinstance(out, tuple) else (out,))]
 
@@ -407,18 +431,23 @@ class _CudaBase:
         array it reads (``arrays``, also in ``args``/``kwargs``) lives on the device already: running
         NumPy instead would copy them to the host and its result back. Returns the result, on the
         device, or None: then it runs as NumPy."""
-        if twin not in DEVICE_TWINS or not arrays or not all(self._is_device(a) for a in arrays):
+        if not arrays or not twin_takes(twin, args, kwargs) or not all(self._is_device(a) for a in arrays):
             return None
+        expected = _probe_dtypes(func, args, kwargs)
+        if expected is None:
+            return None
+        if twin in _ACCUMULATES and kwargs.get("dtype") is None and (len(args) < 3 or args[2] is None):
+            kwargs = dict(kwargs, dtype=expected[0])  # accumulate in NumPy's dtype, not CuPy's
         try:
             result = self._twin(func, twin, args, kwargs)
-        except Exception:  # noqa: BLE001 - CuPy refused (an argument it lacks): NumPy on the host decides
+        except Exception:  # noqa: BLE001 - CuPy refused: NumPy on the host decides
             return None
         results = result if isinstance(result, tuple) else (result,)
-        if not all(hasattr(r, "shape") and r.ndim and r.dtype in SUPPORTED_DTYPES for r in results):
-            return None  # not what the twins return: NumPy on the host again, which gives NumPy's types
-        expected = _probe_dtypes(func, args, kwargs)
-        if expected is not None and len(expected) == len(results):  # CuPy's dtype rules, made NumPy's
-            results = tuple(r if r.dtype == d else r.astype(d) for r, d in zip(results, expected))
+        if len(results) != len(expected) or any(
+                not hasattr(r, "shape") or not r.ndim or r.dtype not in SUPPORTED_DTYPES
+                or any(r is a for a in arrays) for r in results):
+            return None  # a scalar, or an argument handed back (np.diff(y, n=0)): NumPy on the host
+        results = tuple(self._contiguous(r if r.dtype == d else r.astype(d)) for r, d in zip(results, expected))
         for r in results:
             self._mark(r)
         return results if isinstance(result, tuple) else results[0]
@@ -646,6 +675,9 @@ class DryRunBackend(_CudaBase):
     def _twin(self, func: Any, twin: str, args: tuple, kwargs: dict) -> Any:
         return func(*args, **kwargs)  # the dry run computes with NumPy; ``device_call`` marks the result
 
+    def _contiguous(self, value: Any) -> Any:
+        return np.ascontiguousarray(value)
+
     def _compile(self, kernel: Kernel, r: CudaRendered, report: Any) -> dict:
         logs, ok, seconds, failed = [], True, 0.0, None
         for arch in self.archs:
@@ -756,6 +788,9 @@ class CupyBackend(_CudaBase):
         if twin.startswith("."):  # a method: of the CuPy array
             return getattr(args[0], twin[1:])(*args[1:], **kwargs)
         return getattr(self._cp, twin)(*args, **kwargs)
+
+    def _contiguous(self, value: Any) -> Any:
+        return self._cp.ascontiguousarray(value)  # (cupy.cumsum along axis 0 returns a strided array)
 
     def _run_cupy(self, node: Node, args: list, values: dict) -> Any:
         return run_node_cupy(node, args)

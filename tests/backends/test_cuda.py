@@ -252,8 +252,8 @@ def test_numpy_fallback_transfers_are_recorded_with_the_fallback():
                                                                   ("d2h", "z")]
 
 
-TWINS = ("y = np.exp(X) - 1\ns = np.sort(y, axis=0)\nc = (y * 3).cumsum(axis=1)\nu = np.unique(np.floor(y * 10))\n"
-         "n = np.diff(np.arange(12, dtype=np.int32) * 2).cumsum()\nz = s * 2 + c")
+TWINS = ("y = np.exp(X) - 1\ns = np.sort(y, axis=0)\nc = (y * 3).cumsum(axis=1)\nu = np.triu(np.floor(y * 10), 2)\n"
+         "n = np.diff(np.arange(12, dtype=np.int8) * 20).cumsum()\nz = s * 2 + c")
 
 
 def test_untraced_functions_with_a_cupy_twin_run_on_the_device_without_copies():
@@ -261,7 +261,7 @@ def test_untraced_functions_with_a_cupy_twin_run_on_the_device_without_copies():
     r = f.report
     on_device = {k["ops"][0]: k["route"] for k in r.kernel_list if k.get("route", "").endswith("(on the device)")}
     assert on_device == {"np.sort": "cupy.sort (on the device)", ".cumsum()": "cupy.cumsum (on the device)",
-                         "np.unique": "cupy.unique (on the device)", "np.diff": "cupy.diff (on the device)"}
+                         "np.triu": "cupy.triu (on the device)", "np.diff": "cupy.diff (on the device)"}
     assert all("on the GPU, where its arguments are" in fb["reason"] and not fb.get("transfers")
                for fb in r.fallbacks)
     # X goes in once; every other copy is a result coming back at the end: no round trip for the calls
@@ -282,6 +282,26 @@ def test_a_twin_with_other_dtype_rules_gives_numpys_dtype(monkeypatch):
     monkeypatch.setattr(jc.DryRunBackend, "_twin", lambda self, f, t, a, k: 1 / 0)
     f = dry("n = (np.arange(12, dtype=np.int32) * 2).cumsum()\nm = n * 2", "")
     assert not any(k.get("route") for k in f.report.kernel_list if k.get("fallback"))  # NumPy on the host
+
+
+@pytest.mark.parametrize("src", [
+    "d = np.diff(y, n=0)\nd[0] = 100.0\nz = y + 0",  # NumPy hands back y itself
+    "o = x * 0\nr = y.cumsum(0, None, o)\nr[0] = 7.0\nz = o + 1",  # out= by position
+    "o = x * 0\nr = np.cumsum(y, 0, None, o)\nz = o + 1",
+    "k = np.searchsorted(y, [0.5, 1.0])",  # a list: CuPy refuses it
+    "s = np.sort(y, kind='stable')",  # a keyword CuPy lacks
+    "e = np.bincount(i[:0] * 1, weights=y[:0])",  # empty: int64 in NumPy, whatever the weights
+    "c = np.cross(y.reshape(2, 2), (y * 2).reshape(2, 2))",
+])
+def test_untraced_calls_cupy_would_take_differently_run_as_numpy(src):
+    f = dry("y = x * 2\ni = np.arange(4)\n" + src, "x = np.arange(4.0)")
+    routes = [k.get("route") for k in f.report.kernel_list if k.get("fallback")]
+    assert routes in ([None], ["cupy.bincount (on the device)"], ["cupy.cross (on the device)"]), routes
+
+
+def test_a_cell_that_reads_nothing_replays():
+    ns: dict = {}
+    assert [jf.run_cell("a = 1 + 2\nprint(a)", ns, "cpu").cache for _ in range(2)] == ["miss", "hit"]
 
 
 def test_an_untraced_function_reading_a_host_array_runs_as_numpy_on_the_host():
