@@ -151,7 +151,7 @@ def single_route(node: Node) -> tuple[str, str]:
 # keywords CuPy takes as NumPy does. Left out on purpose: what returns views (np.flip), scalars
 # (np.median), may order ties differently (argsort) or mutates (.sort(), out=); np.unique (CuPy's
 # NaN handling and inverse shapes vary by version) and np.convolve (CuPy uses an FFT for floats).
-DEVICE_TWINS: dict[str, tuple[int, frozenset]] = {
+DEVICE_TWINS: dict[str, tuple[int, frozenset]] = {  # name: (positional arguments, keywords) CuPy takes
     "sort": (2, frozenset({"axis"})),
     "cumsum": (3, frozenset({"axis", "dtype"})), "cumprod": (3, frozenset({"axis", "dtype"})),
     ".cumsum": (3, frozenset({"axis", "dtype"})), ".cumprod": (3, frozenset({"axis", "dtype"})),
@@ -159,7 +159,14 @@ DEVICE_TWINS: dict[str, tuple[int, frozenset]] = {
     "tril": (2, frozenset({"k"})), "triu": (2, frozenset({"k"})), "outer": (2, frozenset()),
     "cross": (6, frozenset({"axisa", "axisb", "axisc", "axis"})),
     "bincount": (3, frozenset({"weights", "minlength"})), "searchsorted": (3, frozenset({"side"})),
+    "roll": (3, frozenset({"shift", "axis"})), "repeat": (3, frozenset({"repeats", "axis"})),
+    ".repeat": (3, frozenset({"repeats", "axis"})), "tile": (2, frozenset({"reps"})),
+    "nonzero": (1, frozenset()), ".nonzero": (1, frozenset()), "argwhere": (1, frozenset()),
+    "flatnonzero": (1, frozenset()),
 }
+# the second argument as CuPy wants it: an array (``searchsorted``'s v), or a plain value, not an array
+_SECOND = {"searchsorted": ("v", True), "repeat": ("repeats", False), ".repeat": ("repeats", False),
+           "tile": ("reps", False), "roll": ("shift", False)}
 _ACCUMULATES = frozenset({"cumsum", "cumprod", ".cumsum", ".cumprod"})  # given NumPy's dtype explicitly
 
 
@@ -169,6 +176,11 @@ def twin_takes(twin: str, args: tuple, kwargs: dict) -> bool:
     spec = DEVICE_TWINS.get(twin)
     if spec is None or len(args) > spec[0] or not set(kwargs) <= spec[1]:
         return False
+    if twin in _SECOND:
+        keyword, array = _SECOND[twin]
+        second = args[1] if len(args) > 1 else kwargs.get(keyword)
+        if (hasattr(second, "shape") and not isinstance(second, np.generic)) != array:
+            return False
     plain = (int, float, bool, str, type(None), np.generic, np.dtype, type)
     return all(hasattr(a, "shape") or isinstance(a, plain)
                or isinstance(a, tuple) and all(isinstance(i, int) for i in a)
