@@ -456,8 +456,19 @@ def compile_check(guards: list[tuple]) -> Callable[[Any], bool]:
                               "key_of": _key, "copysign": math.copysign}
     var: dict[tuple, str] = {}
 
-    def const(v: Any) -> str:
-        name = f"c{len(consts) - 6}"
+    def const(v: Any) -> str:  # a literal where one reads back exactly, else a named constant
+        if type(v) in (int, bool, str, type(None)) or type(v) is float and math.isfinite(v):
+            return repr(v)
+        if any(v is t for t in (int, float, bool, complex, str, bytes)):
+            return v.__name__  # the builtin itself: no name in the generated code shadows it
+        # T_float32 for a type, D_float64 for a dtype, c<n> for the rest: prefixes that no builtin,
+        # helper or local variable of the generated function has
+        label = f"T_{v.__name__}" if isinstance(v, type) else f"D_{v}" if isinstance(v, np.dtype) else "c"
+        label = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in label)
+        name, i = label if label != "c" else "c0", 0
+        while name in consts and consts[name] is not v:
+            i += 1
+            name = f"{label}{i}" if label == "c" else f"{label}_{i}"
         consts[name] = v
         return name
 

@@ -140,3 +140,16 @@ def test_an_entry_with_very_many_guards_is_checked_without_generated_code():
     ns["d"]["k7"] = 0.5
     r = jf.run_cell(src, ns, "numpy")
     assert r.cache == "miss" and r.miss_reasons == ["d['k7']: value 7.0 -> 0.5"]
+
+
+def test_constants_never_shadow_each_other_or_the_helpers():
+    first, second = type("float32", (), {}), type("float32", (), {})  # one name, two classes
+    helper = type("ndarray", (), {})
+    recorded = [("type", ("a",), first, ""), ("type", ("b",), second, ""), ("type", ("c",), helper, ""),
+                ("array", ("x",), (np.dtype("f8"), (2,), (8,), True, None), "")]
+    holds = guards.compile_check(recorded)
+    good = {"a": first(), "b": second(), "c": helper(), "x": np.ones(2)}
+    assert holds(good) is True
+    for name, wrong in [("a", second()), ("b", first()), ("c", np.ones(2)), ("x", np.ones(3))]:
+        assert holds({**good, name: wrong}) is False, name
+    assert "type(v0) is not T_float32" in holds.source and "T_float32_1" in holds.source
