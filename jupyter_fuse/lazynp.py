@@ -76,7 +76,7 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
 def _record_eager(s: Any, what: str, reason: str, read: list, result: Any, elapsed: float, **extra: Any) -> None:
     """The kernel list's entry for a call that ran outside the trace."""
     s.report.times["run"] += elapsed
-    s.report.kernel_list.append({"name": s.next_kernel_name(), "ops": [what],
+    s.report.kernel_list.append({"name": s.next_kernel_name(), "kind": "eager", "ops": [what],
                                  "lines": [ln for ln in [s.line()] if ln is not None],
                                  "bytes_read": _nbytes(read), "bytes_written": _nbytes(result),
                                  "time": elapsed, "source": None, "fallback": reason, **extra})

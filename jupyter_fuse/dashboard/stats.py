@@ -55,9 +55,11 @@ def node_nbytes(node: dict) -> int:
 
 
 def eager_bytes(d: dict) -> int:
-    """What eager NumPy moves: every op reads all its operands and writes its result."""
+    """What eager NumPy moves: every op reads all its operands and writes its result, and the
+    calls that ran outside the trace (``np.sort``: kind ``eager``) move what they moved here."""
     nodes = {n["id"]: n for n in d.get("nodes", [])}
-    total = 0
+    total = sum(k.get("bytes_read", 0) + k.get("bytes_written", 0) for k in d.get("kernel_list", [])
+                if k.get("kind") == "eager")
     for n in nodes.values():
         if n["kind"] == "op":
             total += node_nbytes(n) + sum(node_nbytes(nodes[a]) for a in n["args"] if a in nodes)

@@ -128,3 +128,17 @@ def test_an_unreplayable_cell_says_why():
     assert stats.cache_text(d) == "never replayed: the cell calls print()"
     assert "never replayed: the cell calls print()" in stats.guards_note(d)
     assert stats.guard_rows(d) == []
+
+
+def test_eager_bytes_count_the_calls_outside_the_trace():
+    """np.sort runs outside the trace on every backend: eager NumPy moves its bytes too."""
+    import numpy as np
+
+    import jupyter_fuse as jf
+
+    ns = {"np": np, "x": np.random.default_rng(0).random(1000)}
+    d = jf.run_cell("y = np.sin(x)\ns = np.sort(y)\nz = s * 2 + 1", ns, "numpy", fuse=False).to_dict()
+    assert [k["kind"] for k in d["kernel_list"]].count("eager") == 1
+    assert stats.eager_bytes(d) == d["bytes_moved"]
+    fused = jf.run_cell("y = np.sin(x)\ns = np.sort(y)\nz = s * 2 + 1", ns, "cpu").to_dict()
+    assert stats.bytes_saved(fused) > 0  # the two multiply-add ops fused; the sort is the same either way
