@@ -85,11 +85,12 @@ def _record_eager(s: Any, what: str, reason: str, read: list, result: Any, elaps
 def _device_call(s: Any, func: Callable, twin: str, args: tuple, kwargs: dict, what: str, reason: str) -> Any:
     """``func`` as CuPy's own function on the device (see ``CupyBackend.device_call``), or None."""
     call = getattr(s.backend, "device_call", None)
+    if call is None:  # not on the cupy backend
+        return None
     lazies: list[LazyArray] = []
     _collect((args, kwargs), lazies)
-    if call is None or not lazies or any(isinstance(a, np.ndarray) and not isinstance(a, LazyArray)
-                                                for a in _leaves((args, kwargs))):
-        return None  # not on the cupy backend, or a host array among the arguments: NumPy on the host
+    if not lazies or any(isinstance(a, np.ndarray) and not isinstance(a, LazyArray) for a in _leaves((args, kwargs))):
+        return None  # a host array among the arguments: NumPy on the host
     others = list({id(lz): lz for lz in lazies}.values())
     values = s.evaluate([lz._current() for lz in others])
     sub = {id(lz): v for lz, v in zip(others, values)}
