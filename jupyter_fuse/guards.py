@@ -464,7 +464,7 @@ def compile_check(guards: list[tuple]) -> Callable[[Any], bool]:
         # T_float32 for a type, D_float64 for a dtype, c<n> for the rest: prefixes that no builtin,
         # helper or local variable of the generated function has
         label = f"T_{v.__name__}" if isinstance(v, type) else f"D_{v}" if isinstance(v, np.dtype) else "c"
-        label = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in label)
+        label = "".join(ch if ch.isascii() and (ch.isalnum() or ch == "_") else "_" for ch in label)
         name, i = label if label != "c" else "c0", 0
         while name in consts and consts[name] is not v:
             i += 1

@@ -164,22 +164,39 @@ DEVICE_TWINS: dict[str, tuple[int, frozenset]] = {  # name: (positional argument
     "nonzero": (1, frozenset()), ".nonzero": (1, frozenset()), "argwhere": (1, frozenset()),
     "flatnonzero": (1, frozenset()),
 }
-# the second argument as CuPy wants it: an array (``searchsorted``'s v), or a plain value, not an array
-_SECOND = {"searchsorted": ("v", True), "repeat": ("repeats", False), ".repeat": ("repeats", False),
-           "tile": ("reps", False), "roll": ("shift", False)}
+# arguments CuPy wants in one form ("array" (or None): a device array; "same": one of the first's dtype,
+# as CuPy's searchsorted compares raw values; "ints": ints or a tuple of them; "value": not an array)
+_FORMS: dict[str, dict[tuple[int, str], str]] = {
+    "searchsorted": {(1, "v"): "same"}, "outer": {(0, "a"): "array", (1, "b"): "array"},
+    "bincount": {(1, "weights"): "array or None"}, "repeat": {(1, "repeats"): "ints"}, ".repeat": {(1, "repeats"): "ints"},
+    "tile": {(1, "reps"): "value"}, "roll": {(1, "shift"): "value"},
+}
 _ACCUMULATES = frozenset({"cumsum", "cumprod", ".cumsum", ".cumprod"})  # given NumPy's dtype explicitly
+
+
+def _is_array(x: Any) -> bool:
+    return hasattr(x, "shape") and not isinstance(x, np.generic)
+
+
+def _in_form(x: Any, form: str, first: Any) -> bool:
+    if form.startswith("array"):
+        return _is_array(x) or form == "array or None" and x is None
+    if form == "same":
+        return _is_array(x) and _is_array(first) and x.dtype == first.dtype
+    if form == "ints":
+        return all(type(i) is int or isinstance(i, np.integer) for i in (x if type(x) is tuple else (x,)))
+    return not _is_array(x)
 
 
 def twin_takes(twin: str, args: tuple, kwargs: dict) -> bool:
     """Does CuPy's ``twin`` take these arguments as NumPy does? Arrays, scalars, None, strings and
-    tuples of ints only: CuPy refuses lists where NumPy takes them (``searchsorted(y, [0.5])``)."""
+    tuples of ints only (CuPy refuses lists where NumPy takes them), each in its ``_FORMS`` form."""
     spec = DEVICE_TWINS.get(twin)
     if spec is None or len(args) > spec[0] or not set(kwargs) <= spec[1]:
         return False
-    if twin in _SECOND:
-        keyword, array = _SECOND[twin]
-        second = args[1] if len(args) > 1 else kwargs.get(keyword)
-        if (hasattr(second, "shape") and not isinstance(second, np.generic)) != array:
+    for (position, keyword), form in _FORMS.get(twin, {}).items():
+        x = args[position] if position < len(args) else kwargs.get(keyword)
+        if not _in_form(x, form, args[0] if args else None):
             return False
     plain = (int, float, bool, str, type(None), np.generic, np.dtype, type)
     return all(hasattr(a, "shape") or isinstance(a, plain)
@@ -449,7 +466,10 @@ class _CudaBase:
         if expected is None:
             return None
         if twin in _ACCUMULATES and kwargs.get("dtype") is None and (len(args) < 3 or args[2] is None):
-            kwargs = dict(kwargs, dtype=expected[0])  # accumulate in NumPy's dtype, not CuPy's
+            if len(args) == 3:  # accumulate in NumPy's dtype, not CuPy's
+                args = args[:2] + (expected[0],)
+            else:
+                kwargs = dict(kwargs, dtype=expected[0])
         try:
             result = self._twin(func, twin, args, kwargs)
         except Exception:  # noqa: BLE001 - CuPy refused: NumPy on the host decides

@@ -289,7 +289,8 @@ def test_a_twin_with_other_dtype_rules_gives_numpys_dtype(monkeypatch):
     "r = np.tile(y, (2, 2))", "r = np.nonzero(y > 4)", "r = (y > 4).nonzero()", "r = np.argwhere(y > 4)",
     "r = np.flatnonzero(y > 4)", "r = np.searchsorted(np.sort(y), y[::-1], side='right')",
     "r = np.bincount(i % 3, weights=y, minlength=5)", "r = np.cumprod(i.astype(np.uint8) + 200)",
-    "r = np.tril(np.outer(y, y), -1)",
+    "r = np.tril(np.outer(y, y), -1)", "r = np.cumsum(i.astype(np.int8), 0, None)", "r = y.cumsum(0, None)",
+    "r = np.repeat(y, np.int64(2))", "r = np.bincount(i)",
 ])
 def test_untraced_calls_with_a_cupy_twin_match_numpy_on_the_device(src):
     f = dry("y = x * 2\ni = np.arange(4)\n" + src, "x = np.arange(4.0)")
@@ -299,7 +300,11 @@ def test_untraced_calls_with_a_cupy_twin_match_numpy_on_the_device(src):
 
 @pytest.mark.parametrize("src", [
     "r = np.repeat(y, i % 2)",  # repeats as an array: CuPy takes ints and sequences only
+    "r = np.repeat(y, np.True_)",  # a NumPy bool: neither an int nor an integer dtype to CuPy
     "r = np.searchsorted(y, 5.0)",  # a scalar v: CuPy wants an array
+    "r = np.searchsorted(i * 1, y)",  # other dtypes: CuPy compares raw values, NumPy converts first
+    "r = np.outer(y, (1, 2))", "r = np.outer(3, y)",  # CuPy ravels both: arrays only
+    "r = np.bincount(i, weights=(1, 2, 3, 4))",
     "d = np.diff(y, n=0)\nd[0] = 100.0\nz = y + 0",  # NumPy hands back y itself
     "o = x * 0\nr = y.cumsum(0, None, o)\nr[0] = 7.0\nz = o + 1",  # out= by position
     "o = x * 0\nr = np.cumsum(y, 0, None, o)\nz = o + 1",

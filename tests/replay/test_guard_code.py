@@ -153,3 +153,12 @@ def test_constants_never_shadow_each_other_or_the_helpers():
     for name, wrong in [("a", second()), ("b", first()), ("c", np.ones(2)), ("x", np.ones(3))]:
         assert holds({**good, name: wrong}) is False, name
     assert "type(v0) is not T_float32" in holds.source and "T_float32_1" in holds.source
+
+
+def test_type_names_that_are_not_ascii_identifiers_get_safe_constants():
+    odd, ligature, plain = type("Vé²", (), {}), type("\ufb01", (), {}), type("fi", (), {})  # "ﬁ" reads as "fi"
+    recorded = [("type", ("a",), odd, ""), ("type", ("b",), ligature, ""), ("type", ("c",), plain, "")]
+    holds = guards.compile_check(recorded)
+    good = {"a": odd(), "b": ligature(), "c": plain()}
+    assert holds(good) is True and holds({**good, "b": plain()}) is False
+    assert holds.source.isascii()
