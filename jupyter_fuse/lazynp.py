@@ -87,9 +87,9 @@ def _device_call(s: Any, func: Callable, twin: str, args: tuple, kwargs: dict, w
     call = getattr(s.backend, "device_call", None)
     if call is None:  # not on the cupy backend
         return None
-    lazies: list[LazyArray] = []
-    _collect((args, kwargs), lazies)
-    if not lazies or any(isinstance(a, np.ndarray) and not isinstance(a, LazyArray) for a in _leaves((args, kwargs))):
+    leaves = _leaves((args, kwargs))
+    lazies = [a for a in leaves if isinstance(a, LazyArray)]
+    if not lazies or any(isinstance(a, np.ndarray) and not isinstance(a, LazyArray) for a in leaves):
         return None  # a host array among the arguments: NumPy on the host
     others = list({id(lz): lz for lz in lazies}.values())
     values = s.evaluate([lz._current() for lz in others])
@@ -112,6 +112,7 @@ def _device_input(s: Any, value: Any) -> LazyArray:
 
 
 def _leaves(x: Any) -> list[Any]:
+    """The values inside nested tuples, lists and dicts (an argument list's arrays and scalars)."""
     if isinstance(x, (tuple, list)):
         return [leaf for i in x for leaf in _leaves(i)]
     if isinstance(x, dict):
@@ -145,14 +146,7 @@ def _register_storage(s: Any, bufs: list, storages: list) -> None:
 
 
 def _collect(x: Any, out: list[LazyArray]) -> None:
-    if isinstance(x, LazyArray):
-        out.append(x)
-    elif isinstance(x, (list, tuple)):
-        for i in x:
-            _collect(i, out)
-    elif isinstance(x, dict):
-        for i in x.values():
-            _collect(i, out)
+    out.extend(a for a in _leaves(x) if isinstance(a, LazyArray))
 
 
 def _replace(x: Any, sub: dict[int, Any]) -> Any:
