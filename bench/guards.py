@@ -29,15 +29,6 @@ def per_call_us(fn, number: int) -> float:
     return min(timeit.repeat(fn, number=number, repeat=7)) / number * 1e6
 
 
-def recorded(ns: dict) -> list[tuple]:
-    rec = guards.Recorder()
-    for name, value in ns.items():
-        rec.read(name, value)
-    rec.finish()
-    assert not rec.reasons, rec.reasons
-    return rec.guards
-
-
 def main() -> None:
     rng = np.random.default_rng(0)
     cases = {"replay cell": {"x": rng.random(1000), "y": rng.random(1000)}}
@@ -46,7 +37,9 @@ def main() -> None:
     print("| guards of | guards | check one by one us | generated us | generate ms |")
     print("|---|---:|---:|---:|---:|")
     for name, ns in cases.items():
-        g = recorded(ns)
+        rec = guards.Recorder.of(ns)
+        assert not rec.reasons, rec.reasons
+        g = rec.guards
         t0 = time.perf_counter()
         holds = guards.compile_check(g)
         made = (time.perf_counter() - t0) * 1e3

@@ -272,6 +272,15 @@ class Recorder:
         self.keep.append(t)
         self.guards.append(("type", path, t, f"{text}: a {t.__qualname__}"))
 
+    @classmethod
+    def of(cls, values: dict) -> "Recorder":
+        """The finished record of a cell that reads every name in ``values`` (tests, benchmarks)."""
+        rec = cls()
+        for name, value in values.items():
+            rec.read(name, value)
+        rec.finish()
+        return rec
+
     def finish(self) -> None:
         """The alias guard: which arrays read share a base, and which distinct bases overlap."""
         if len(self.arrays) < 2:

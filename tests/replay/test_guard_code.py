@@ -89,10 +89,7 @@ CHANGES = {
 
 
 def _recorded(ns: dict) -> list[tuple]:
-    rec = guards.Recorder()
-    for name, value in ns.items():
-        rec.read(name, value)
-    rec.finish()
+    rec = guards.Recorder.of(ns)
     assert not rec.reasons, rec.reasons
     return rec.guards
 
