@@ -207,6 +207,12 @@ _REDUCE_ARGS = ("axis", "dtype", "out", "keepdims")
 def ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """``__array_ufunc__``: trace what we can, run the rest eagerly."""
     name = UFUNCS.get(ufunc)
+    if method == "__call__" and len(inputs) > ufunc.nin and "out" not in kwargs:
+        # NumPy's positional outputs: np.add(x, y, z) is np.add(x, y, out=z) (both spellings: NumPy raises)
+        outs = inputs[ufunc.nin:]
+        inputs = inputs[:ufunc.nin]
+        if any(o is not None for o in outs):
+            kwargs = dict(kwargs, out=outs)
     try:
         if method == "__call__" and ufunc is np.matmul and not kwargs:
             return matmul(*inputs)
