@@ -37,6 +37,8 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     s = session()
     if s.tape is not None:
         s.tape.unreplayable(f"{what} ran eagerly ({reason})")
+    if mutates is None and any(isinstance(o, LazyArray) for o in _leaves(kwargs.get("out"))):
+        mutates = "out"  # any NumPy function given out= writes there: values read before keep the old data
     if twin is not None and mutates is None and "out" not in kwargs:
         on_device = _device_call(s, func, twin, args, kwargs, what, reason)
         if on_device is not None:

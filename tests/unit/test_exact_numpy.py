@@ -28,3 +28,14 @@ def cases(*sources: str):
 )
 def test_positional_out_is_written(source, opts):
     check(source, "a = np.arange(4.0)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "h = a + 0; np.clip(a, 0, 5, out=a)",
+    "y = a[1]; a.cumsum(out=a)",
+    "y = a * 1; np.cumsum(a, out=a); z = a + y",
+    "v = a[::-1]; w = v + 0; np.clip(a, 1, 2, out=a); u = v * 1",
+)
+def test_a_fallback_writing_through_out_is_a_write(source, opts):
+    check(source, "a = np.arange(1.0, 9.0)", **opts)
