@@ -281,6 +281,8 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
         warnings.simplefilter("ignore")  # NumPy's same_kind casting check comes first (on empties: no values)
         fn(*[np.empty(0, a.dtype) if isinstance(a, LazyArray) else a for a in args], out=np.empty(0, out.dtype))
     res = elementwise(op, args)
+    if not isinstance(res, LazyArray):  # an eager integer power of 0-d operands gave a NumPy scalar
+        res = operand(np.asarray(res))
     with _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if res.shape != out.shape:  # NumPy: non-broadcastable output operand

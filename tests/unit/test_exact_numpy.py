@@ -39,3 +39,9 @@ def test_positional_out_is_written(source, opts):
 )
 def test_a_fallback_writing_through_out_is_a_write(source, opts):
     check(source, "a = np.arange(1.0, 9.0)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("b **= e", "b **= 2; c = b", "e **= b")
+def test_inplace_power_of_0d_int_arrays(source, opts):
+    check(source, "b = np.array(2); e = np.array(3)", **opts)
