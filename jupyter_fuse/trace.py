@@ -627,6 +627,8 @@ class LazyArray:
     # -- methods -------------------------------------------------------------------------
     def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
                copy: bool = True) -> "LazyArray":
+        if casting != "unsafe":  # NumPy checks the dtypes (never the values): its TypeError, at this line
+            np.empty(0, self.dtype).astype(dtype, casting=casting)
         return astype(self, dtype, copy=copy)
 
     def copy(self, order: str = "C") -> "LazyArray":

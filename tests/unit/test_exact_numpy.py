@@ -45,3 +45,14 @@ def test_a_fallback_writing_through_out_is_a_write(source, opts):
 @cases("b **= e", "b **= 2; c = b", "e **= b")
 def test_inplace_power_of_0d_int_arrays(source, opts):
     check(source, "b = np.array(2); e = np.array(3)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "y = x.astype(np.int8, casting='safe')", "y = x.astype(np.float32, casting='same_kind')",
+    "y = x.astype(np.int64, casting='same_kind')", "y = x.astype(np.float64, casting='no')",
+    "y = x.astype(np.float32, casting='equiv')", "y = x.sum().astype(np.int8, casting='safe')",
+    "y = i.astype(np.float64, casting='safe')", "y = x.astype(np.int8, casting='bogus')",
+)
+def test_astype_casting(source, opts):
+    check(source, "x = np.arange(3.0); i = np.arange(3)", **opts)
