@@ -770,6 +770,9 @@ def _fast_power(x: "LazyArray", exponent: Any) -> str | None:
     return None
 
 
+_COMPLEX_OPS = frozenset({"add", "subtract", "multiply", "divide", "power"})  # what Python's complex defines
+
+
 def _binop(op: str, py: str):
     pyname = py + "_" if py in ("and", "or") else py
     fop, iop = getattr(operator, pyname), getattr(operator, f"i{py}", None)
@@ -782,6 +785,9 @@ def _binop(op: str, py: str):
             return _eager_operator(fop, (self, other))
 
     def rev(self, other):
+        if type(other) is complex and op in _COMPLEX_OPS and self.scalar and self.dtype == np.float64:
+            # np.float64 subclasses Python's float, so `1j + x` is complex's own arithmetic: a Python complex
+            return fop(other, self._read(f"complex {py}", float))
         try:
             return elementwise(op, [other, self])
         except Unsupported:

@@ -56,3 +56,14 @@ def test_inplace_power_of_0d_int_arrays(source, opts):
 )
 def test_astype_casting(source, opts):
     check(source, "x = np.arange(3.0); i = np.arange(3)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "z = 1j + a.sum(); w = 1j - a[2]; v = 1j ** a[1]; u = 1j * a[1]; t = 1j / a[1]",
+    "z = 1j / a[0]",  # Python's complex division: ZeroDivisionError
+    "z = 1j // a[1]", "z = 1j % a[1]",  # complex has no // or %: NumPy's own TypeError
+    "z = 1j + a.astype(np.float32).sum()", "z = 1j + a", "z = 2.0 + a.sum(); w = 2 * a[1]",
+)
+def test_python_complex_with_a_float64_scalar(source, opts):
+    check(source, "a = np.arange(4.0)", **opts)
