@@ -680,6 +680,14 @@ class LazyArray:
     def conj(self) -> "LazyArray":
         return elementwise("conjugate", [self])
 
+    def __round__(self, ndigits: Any = None) -> Any:
+        # builtins.round: NumPy scalars define it (a Python int without ndigits), arrays do not
+        if not self.scalar or self.dtype.kind not in "iuf":
+            raise TypeError(f"type numpy.{self.__class__.__name__} doesn't define __round__ method")
+        if ndigits is None:
+            return self._read("round()", round)
+        return self.round(ndigits)
+
     def round(self, decimals: int = 0) -> Any:
         from .lazynp import round_
 

@@ -67,3 +67,14 @@ def test_astype_casting(source, opts):
 )
 def test_python_complex_with_a_float64_scalar(source, opts):
     check(source, "a = np.arange(4.0)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "r = round(a.sum(), 2); q = round(a.sum()); t = round(a[1] * 2.5)",
+    "r = round(i.sum(), -1); q = round(i.sum())", "r = round(a)", "r = round(b)",
+    "r = round(np.float32(6.5) * a[1])", "r = round(a.sum() / 0)", "r = round(a.sum() * np.nan)",
+    "r = round((a > 1).any())", "r = round(a.sum() + 1j)",
+)
+def test_builtin_round(source, opts):
+    check(source, "a = np.arange(4.0); i = np.arange(3); b = np.array(2.5)", **opts)
