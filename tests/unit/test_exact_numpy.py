@@ -78,3 +78,12 @@ def test_python_complex_with_a_float64_scalar(source, opts):
 )
 def test_builtin_round(source, opts):
     check(source, "a = np.arange(4.0); i = np.arange(3); b = np.array(2.5)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "r = np.round(7, 2); s = np.round(b, 2); t = np.round(b)", "r = b.round(1); s = np.around(b)",
+    "r = np.round(i, 2); s = np.round(i[0], 1)", "r = np.round(b, -1); s = np.round(np.int8(17), -1)",
+)
+def test_round_of_integer_scalars_is_a_scalar(source, opts):
+    check(source, "b = np.array(7); i = np.arange(3)", **opts)
