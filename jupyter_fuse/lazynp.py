@@ -363,6 +363,17 @@ def array(a: Any, dtype: Any = None, *, copy: bool = True, **kw: Any) -> Any:
     return _array_like(np.array, a, dtype=dtype, copy=copy, **kw)
 
 
+def ascontiguousarray(a: Any, dtype: Any = None, **kw: Any) -> Any:
+    """NumPy's ``array(a, dtype, copy=None, order='C', ndmin=1)``: ``a`` itself when it is already a
+    C-contiguous array of that dtype, a 1-element view of a 0-d array, else a C-ordered copy."""
+    if not isinstance(a, LazyArray) or kw:
+        return _array_like(np.ascontiguousarray, a, dtype=dtype, **kw)
+    out = asarray(a, dtype)
+    if out.ndim == 0:
+        out = out.reshape(1)
+    return out if out._ghost().flags.c_contiguous else out.copy()
+
+
 def _as_0d_array(x: LazyArray) -> LazyArray:
     """np.asarray of a NumPy scalar is a new 0-d array."""
     return scalar_as_array(x) if x.scalar else x
@@ -485,7 +496,7 @@ FUNCS: dict[str, Callable] = {
     "ndim": lambda a: np.ndim(a) if not isinstance(a, LazyArray) else a.ndim,
     "size": lambda a, axis=None: (a.size if axis is None else a.shape[axis]) if isinstance(a, LazyArray) else np.size(a, axis),
     "asarray": asarray, "asanyarray": asarray, "array": array,
-    "ascontiguousarray": lambda a, dtype=None, **kw: asarray(a, dtype=dtype),
+    "ascontiguousarray": ascontiguousarray,
     "zeros": zeros, "ones": ones, "empty": zeros, "full": full,
     "arange": arange, "linspace": linspace, "eye": eye, "identity": identity,
     "zeros_like": _like(zeros), "ones_like": _like(ones), "empty_like": _like(zeros), "full_like": _like(full, takes_fill=True),

@@ -87,3 +87,17 @@ def test_builtin_round(source, opts):
 )
 def test_round_of_integer_scalars_is_a_scalar(source, opts):
     check(source, "b = np.array(7); i = np.arange(3)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "r = np.ascontiguousarray(a[:, ::2]); r[0, 0] = 99; s = np.ascontiguousarray(5.0)",
+    "t = np.ascontiguousarray(np.array(3)); u = np.ascontiguousarray(z); u[0] = 7",
+    "r = np.ascontiguousarray(a.sum()); q = np.ascontiguousarray(a[1, 1])", "r = np.ascontiguousarray(a); r += 1",
+    "r = np.ascontiguousarray(a[1:]); r += 1", "r = np.ascontiguousarray(a, dtype=np.float32)",
+    "r = np.ascontiguousarray(a.T); r += 1", "r = np.ascontiguousarray(e[::2]); r += 1",
+    "r = np.ascontiguousarray(f.T)", "r = np.ascontiguousarray([a[0], a[1]])", "r = np.ascontiguousarray(a * 2)",
+)
+def test_ascontiguousarray(source, opts):
+    check(source, "a = np.arange(12.0).reshape(3, 4); z = np.array(3.0); e = np.zeros((3, 1)); f = np.zeros((0, 3))",
+          **opts)
