@@ -123,10 +123,12 @@ class Session:
         return node
 
     # -- execution -----------------------------------------------------------
-    def evaluate(self, nodes: list[Node], final: bool = False) -> list[Any]:
+    def evaluate(self, nodes: list[Node], final: bool = False, errors: bool = False) -> list[Any]:
         """Compute ``nodes`` (and only what they need); values are memoized.
 
         ``final``: the end of the cell, so nothing beyond ``nodes`` will be read again.
+        ``errors``: under np.errstate(...='raise'), the op that made ``nodes`` raises now (NumPy raises where
+        an op runs: other pending values were made outside it and never raise; see trace.pending_errstate).
         """
         missing = [n for n in dict.fromkeys(nodes) if n not in self.values]
         self.roots.extend(missing)
@@ -143,7 +145,10 @@ class Session:
                 self.tape.on_eval(plan)
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
-            self.backend.execute(plan, self.values, self.report)
+            from .trace import pending_errstate
+
+            with pending_errstate(errors):
+                self.backend.execute(plan, self.values, self.report)
             self.report.times["run"] += time.perf_counter() - t1 - self._compile_delta()
             if self._sync is not None:  # values this sync stored: later kernels read them from memory
                 for n in [o for k in plan.kernels for o in k.outputs] + missing:

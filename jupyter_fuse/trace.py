@@ -19,6 +19,7 @@ raises its own exception at the user's line before anything is traced.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import warnings
 from typing import Any
@@ -71,7 +72,8 @@ def fresh(node: Node, scalar: bool = False) -> "LazyArray":
     s = session()
     lz = LazyArray(s, Buffer(node), (), scalar=scalar)
     if errors_raise():  # under np.errstate(...='raise') NumPy raises FloatingPointError at this very line
-        s.evaluate([node])
+        s.evaluate(list(node.args))  # (pending arguments were made outside it: they do not raise)
+        s.evaluate([node], errors=True)
     return lz
 
 
@@ -86,6 +88,15 @@ def errors_raise() -> bool:
         modes = np.geterr().values()
         _errors[:] = [state, "raise" in modes or "call" in modes]
     return _errors[1]
+
+
+def pending_errstate(errors: bool) -> Any:
+    """The error state pending values are computed under: NumPy checked each op's errors where the op
+    ran, and every op made under a raising state ran at once (``fresh``), so a value computed later was
+    made where errors did not raise and must not raise now (``errors``: the op ``fresh`` runs itself)."""
+    if errors or not errors_raise():
+        return contextlib.nullcontext()
+    return np.errstate(**{k: "ignore" if v in ("raise", "call") else v for k, v in np.geterr().items()})
 
 
 try:  # NumPy >= 2.0 keeps the error state in a context variable (private: without it, ask every time)

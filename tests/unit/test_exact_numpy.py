@@ -101,3 +101,16 @@ def test_round_of_integer_scalars_is_a_scalar(source, opts):
 def test_ascontiguousarray(source, opts):
     check(source, "a = np.arange(12.0).reshape(3, 4); z = np.array(3.0); e = np.zeros((3, 1)); f = np.zeros((0, 3))",
           **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "x = np.sqrt(a - 3)\nwith np.errstate(invalid='raise'):\n    print(x)",
+    "x = np.sqrt(a - 3)\nwith np.errstate(invalid='raise'):\n    y = x + 1",
+    "x = np.sqrt(a - 3)\nwith np.errstate(invalid='raise'):\n    y = np.sqrt(x - 3)",  # this sqrt raises
+    "x = a / 0\nwith np.errstate(all='raise'):\n    s = float(x.sum())\n    t = x[1] * 2",
+    "with np.errstate(divide='raise'):\n    x = a / 0",
+    "x = np.log(a)\nwith np.errstate(divide='raise'):\n    y = x * 2\nz = np.log(a) - 1",
+)
+def test_errors_raise_where_the_op_runs(source, opts):
+    check(source, "a = np.arange(4.0)", **opts)
