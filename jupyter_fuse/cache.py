@@ -329,7 +329,7 @@ def _results(entry: Entry, values: dict, host: Any) -> list[Any]:
         if path_slot:
             out = values[entry.slots[slot][0]]
             if dirty and v is not None and v is not out:
-                np.copyto(out, v)
+                np.copyto(views.writable(out), v)  # (a writeable view may write a read-only base: NumPy's rule)
         else:
             out = v if host is not None and not isinstance(v, np.ndarray) else np.asarray(v)  # (--keep: on the device)
             if slot is not None or id(out) in claimed or id(out) in slot_arrays:
@@ -357,6 +357,8 @@ class _Rebuild:
             if key in made:
                 return made[key]
             out = self.storage[bi]
+            if writeable and chain and isinstance(out, np.ndarray):
+                out = views.writable(out)  # a writeable view of a base marked read-only (see capture.finalize)
             out = self.apply_chain(out, chain) if chain else out
             if not writeable and out.flags.writeable:
                 out = out.view()

@@ -175,7 +175,8 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
     for buf, value in zip(bufs, values):
         if buf.origin is not None:
             if buf.dirty and value is not buf.origin:
-                np.copyto(buf.origin, s.to_host(value, "result", name=names.get(id(buf)), like=buf.origin))
+                value = s.to_host(value, "result", name=names.get(id(buf)), like=buf.origin)
+                np.copyto(views.writable(buf.origin), value)  # (a writeable view may write a read-only base)
             storage[id(buf)] = buf.origin
         else:
             value = s.to_host(value, "result", name=names.get(id(buf)), result=True)
@@ -194,6 +195,8 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
         if id(lz) in made:
             return made[id(lz)]
         base = storage[id(lz._buf)]
+        if lz._writeable and lz._chain and isinstance(base, np.ndarray):  # a view of a base marked read-only
+            base = views.writable(base)  # after the view it came from was taken: writeable, as in NumPy
         out = s.apply_chain(base, lz._chain) if lz._chain else base
         if not lz._writeable and getattr(out.flags, "writeable", False):  # broadcast_to, .diagonal(): read-only as in NumPy
             out = out.view()

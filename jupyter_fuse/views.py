@@ -46,6 +46,17 @@ def ghost(dtype: np.dtype, shape: tuple[int, ...], layout: Layout | None) -> np.
     return np.asarray(iface)
 
 
+def writable(arr: np.ndarray) -> np.ndarray:
+    """``arr`` itself, or its memory as a writeable array when ``arr`` is marked read-only: NumPy lets a
+    view taken while its base was writeable write into it (``v = b[::-1]; b.flags.writeable = False;
+    v[0] = 5``), and a cell's writes reach the user's root array the same way."""
+    if arr.flags.writeable:
+        return arr
+    iface = _Interface()
+    iface.__array_interface__ = dict(arr.__array_interface__, data=(arr.__array_interface__["data"][0], False))
+    return np.asarray(iface)
+
+
 def layout_of(view: np.ndarray) -> Layout:
     return (view.__array_interface__["data"][0] - _FAKE_BASE, tuple(view.strides))
 

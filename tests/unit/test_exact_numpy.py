@@ -114,3 +114,9 @@ def test_ascontiguousarray(source, opts):
 )
 def test_errors_raise_where_the_op_runs(source, opts):
     check(source, "a = np.arange(4.0)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v[0] = 5", "v += 1; w = v * 2", "v[1:] += v[:-1]", "b[0] = 5", "b += 1", "w = v[::-1]; w[0] = 9")
+def test_a_writeable_view_of_a_read_only_base_writes(source, opts):
+    check(source, "b = np.arange(4.0); v = b[::-1]; b.flags.writeable = False", **opts)
