@@ -563,6 +563,11 @@ class LazyArray:
         target = self._view("getitem", key + ((("e",),) if element else ()))
         tiny = np.zeros((), self.dtype)
         tiny[...] = probe(value)  # NumPy's casting/overflow errors for the value
+        if isinstance(value, LazyArray) and value.scalar and value.dtype.kind in "fc" and self.dtype.kind in "iu":
+            # NumPy stores a float scalar in an integer array through Python's int(): NaN and inf raise
+            err = value._read("a float stored in an integer array", lambda v: _store_error(v, self.dtype))
+            if err is not None:
+                raise err[0](err[1])
         vshape = value.shape if isinstance(value, LazyArray) else ()
         if np.broadcast_shapes(vshape, target.shape) != target.shape:
             sample = np.broadcast_to(probe(value), vshape)
@@ -716,6 +721,17 @@ class LazyArray:
 def _snapshot(value: Any) -> Any:
     """What iteration hands Python: the elements, fixed now (a copy, for the plan cache to compare)."""
     return np.array(value, copy=True)
+
+
+def _store_error(value: Any, dtype: np.dtype) -> tuple[type, str] | None:
+    """What NumPy raises storing the scalar ``value`` in an array of ``dtype`` (None: nothing)."""
+    try:
+        with _quiet(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np.zeros((), dtype)[...] = value
+    except (ValueError, OverflowError, TypeError) as e:
+        return type(e), str(e)
+    return None
 
 
 def _static_index(index: Any) -> Any:

@@ -120,3 +120,15 @@ def test_errors_raise_where_the_op_runs(source, opts):
 @cases("v[0] = 5", "v += 1; w = v * 2", "v[1:] += v[:-1]", "b[0] = 5", "b += 1", "w = v[::-1]; w[0] = 9")
 def test_a_writeable_view_of_a_read_only_base_writes(source, opts):
     check(source, "b = np.arange(4.0); v = b[::-1]; b.flags.writeable = False", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "x = a.copy(); x[0] = np.sqrt(b - 3)", "x = a.copy(); x[1:] = (b / 0)", "x = a.copy(); x[...] = a.sum() * 1e30",
+    "x = a.copy(); x[2] = np.sqrt(b - 1.0)", "x = a.astype(np.uint8); x[0] = np.sqrt(b - 3); y = x + 0",
+    "x = a.astype(np.int8); x[0] = b * 150.0", "x = a.copy(); x[0] = np.sqrt(np.array([-1.0]))",  # an array: cast
+    "x = a.copy(); x[0] = np.array(np.nan) + b", "x = a.astype(bool); x[0] = np.sqrt(b - 3)",
+    "x = a.copy(); x[0] = (b - 3) ** 0.5 * 1j",
+)
+def test_a_lazy_float_scalar_stored_in_an_int_array(source, opts):
+    check(source, "a = np.arange(4); b = np.array(2)", **opts)
