@@ -111,8 +111,8 @@ class Session:
 
     def const(self, value: Any) -> Node:
         """A Python or NumPy scalar operand, baked into the graph by value."""
-        if isinstance(value, np.generic):
-            node = Node.make("const", (), (type(value).__name__, value.item()), value.dtype, ())
+        if isinstance(value, np.generic):  # (repr: np.float64(-0.0) and np.float64(0.0) compare equal)
+            node = Node.make("const", (), (type(value).__name__, value.item(), repr(value)), value.dtype, ())
             self.values[node] = value
         else:
             # repr keeps 0.0 and -0.0 apart (they compare equal)

@@ -7,8 +7,11 @@ user can observe. The minimized cases the program generator (tests/fuzz) found l
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from harness import check
+
+import jupyter_fuse as jf
 
 BACKENDS = [pytest.param({"backend": "numpy"}, id="numpy"), pytest.param({"backend": "cpu"}, id="cpu"),
             pytest.param({"backend": "cupy", "dry_run": True}, id="cupy-dry")]
@@ -132,3 +135,10 @@ def test_a_writeable_view_of_a_read_only_base_writes(source, opts):
 )
 def test_a_lazy_float_scalar_stored_in_an_int_array(source, opts):
     check(source, "a = np.arange(4); b = np.array(2)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+def test_signed_zero_constants_are_two_constants(opts):  # one cache key for both was kept across cells
+    jf.run_cell("x = np.minimum(b, np.float64(-0.0))", {"np": np, "b": np.zeros(3)}, **opts)
+    check("y = np.minimum(b, np.float64(0.0)); z = np.maximum(b, np.float64(-0.0)); w = b * np.float32(-0.0)",
+          "b = np.array([0.0, -0.0, 1.0])", **opts)
