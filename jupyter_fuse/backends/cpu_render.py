@@ -673,7 +673,8 @@ def _combine(node: Node, acc: str, v: str, idx: str, src: np.dtype) -> list[str]
     nan = src.kind == "f"
     cmp = ">" if op in ("max", "argmax") else "<"
     if op in ("max", "min"):  # NaN propagates: a NaN acc is never replaced (NaN compares False)
-        cond = f"{v} {cmp} {acc} or {v} != {v}" if nan else f"{v} {cmp} {acc}"
+        # NumPy's maximum.reduce is maximum(acc, v), which gives v on a tie: the last of -0.0 and 0.0 wins
+        cond = f"{v} {cmp}= {acc} or {v} != {v}" if nan else f"{v} {cmp} {acc}"
         return [f"{acc} = {v} if {cond} else {acc}"]  # a select: the loop stays branch-free
     # argmax/argmin: the first extreme; the first NaN wins
     cond = f"{v} {cmp} {acc}" + (f" or ({v} != {v} and {acc} == {acc})" if nan else "")

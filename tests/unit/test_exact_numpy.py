@@ -142,3 +142,18 @@ def test_signed_zero_constants_are_two_constants(opts):  # one cache key for bot
     jf.run_cell("x = np.minimum(b, np.float64(-0.0))", {"np": np, "b": np.zeros(3)}, **opts)
     check("y = np.minimum(b, np.float64(0.0)); z = np.maximum(b, np.float64(-0.0)); w = b * np.float32(-0.0)",
           "b = np.array([0.0, -0.0, 1.0])", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "m = np.array([-0.0, 0.0]).max(); n = np.array([0.0, -0.0]).max()",
+    "m = np.array([0.0, -0.0]).min(); n = np.array([-0.0, 0.0]).min()",
+    "m = a.max(); n = a.min(); o = a[::-1].max(); p = np.amax(a[::-1]); q = a.max(keepdims=True)",
+    "m = b.max(axis=0); n = b.min(axis=0); o = b.max(axis=1); p = np.maximum.reduce(b, axis=1)",
+    "m = np.zeros(9).max(); n = (-np.zeros(9)).max(); o = np.zeros(9, np.float32).min()",
+)
+def test_a_max_min_tie_of_signed_zeros_is_numpys(source, opts):
+    # NumPy's reduce is maximum(acc, x), which gives x on a tie: the later zero wins (for arrays longer than a
+    # SIMD vector, NumPy's lanes decide: that sign is the hardware's, see bench/RESULTS.md)
+    check(source, "a = np.array([-1.0, 0.0, -0.0, -2.0]); b = np.array([[0.0, -0.0], [-0.0, 0.0], [-1.0, 0.0]])",
+          **opts)
