@@ -631,6 +631,8 @@ def _mean_expr(r: Node, acc: str, axes: tuple[int, ...]) -> str:
 
 
 def _acc_dtype(node: Node) -> np.dtype:
+    if node.op == "mean" and node.dtype.kind in "iu":  # mean(dtype=int): NumPy sums in that dtype, then divides
+        return node.dtype
     if node.op in ("mean", "var", "std"):
         return np.dtype(np.float64)
     if node.op in ("sum", "prod") and node.dtype.kind == "f":

@@ -157,3 +157,13 @@ def test_a_max_min_tie_of_signed_zeros_is_numpys(source, opts):
     # SIMD vector, NumPy's lanes decide: that sign is the hardware's, see bench/RESULTS.md)
     check(source, "a = np.array([-1.0, 0.0, -0.0, -2.0]); b = np.array([[0.0, -0.0], [-0.0, 0.0], [-1.0, 0.0]])",
           **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "r = x.mean(dtype=np.int64)", "r = x.mean(axis=0, dtype=np.int64); s = x.mean(axis=1, dtype=np.int32)",
+    "r = np.mean(x * 100, dtype=np.int8)", "r = i.mean(dtype=np.int64); s = i.mean(dtype=np.uint8, keepdims=True)",
+    "r = (x * 10).mean(dtype=np.int16) + 1",
+)
+def test_mean_with_an_integer_dtype_sums_in_it(source, opts):
+    check(source, "x = np.array([[0.6, 1.7], [-0.5, 2.9]]); i = np.arange(7)", **opts)
