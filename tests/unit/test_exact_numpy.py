@@ -167,3 +167,18 @@ def test_a_max_min_tie_of_signed_zeros_is_numpys(source, opts):
 )
 def test_mean_with_an_integer_dtype_sums_in_it(source, opts):
     check(source, "x = np.array([[0.6, 1.7], [-0.5, 2.9]]); i = np.arange(7)", **opts)
+
+
+FLOATS_PAST_UINT64 = ("v = np.array([np.nan, np.inf, -np.inf, 1e30, 2.0**64, 2.0**63, 2.0**63 + 4096, 300.0, -1.0, -2.0**63, "
+                      "-2.0**63 - 5000, -1e30, 1.5 * 2**63, 0.5, -0.7, 2.0**64 - 2048])")
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "b[::-1] = np.dot(b, b * 1.5)", "r = v.astype(np.uint64)", "r = v.astype(np.float32).astype(np.uint64)",
+    "r = (v * 1).astype(np.uint64) + np.uint64(1)", "u = v.astype(np.uint64); u[1:] = v[:-1] * 2",
+    "u = np.zeros(16, np.uint64); np.add(v, 0, out=u, casting='unsafe')",
+)
+def test_float_to_uint64_casts_out_of_range_as_numpy_on_x86_64(source, opts):
+    # NumPy warns that these values are platform-defined; the cpu kernels give its x86-64 results anyway
+    check(source, FLOATS_PAST_UINT64 + "; b = np.array([2**62, 2**63], dtype=np.uint64)", **opts)
