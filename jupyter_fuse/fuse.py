@@ -204,6 +204,10 @@ class _Partitioner:
             p == 1 if d in k.axes else p == n for d, (p, n) in enumerate(zip(padded, k.shape)))
 
     def _can_join(self, k: Kernel, node: Node, role: str, why: dict) -> bool:
+        if node.op == "setitem" and self.owner.get(node.args[0].storage()) is k:
+            # k computes the destination too (a sibling of the value): it must be in memory before the write
+            why[node.args[0]] = "the destination of an assignment is written to memory first"
+            return False
         for a in node.args:
             other = self.owner.get(a.storage())
             if other is None:

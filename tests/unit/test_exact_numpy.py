@@ -182,3 +182,12 @@ FLOATS_PAST_UINT64 = ("v = np.array([np.nan, np.inf, -np.inf, 1e30, 2.0**64, 2.0
 def test_float_to_uint64_casts_out_of_range_as_numpy_on_x86_64(source, opts):
     # NumPy warns that these values are platform-defined; the cpu kernels give its x86-64 results anyway
     check(source, FLOATS_PAST_UINT64 + "; b = np.array([2**62, 2**63], dtype=np.uint64)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "u = np.zeros(2, np.int64); u[:] = v", "u = np.zeros(2, np.uint32); u[:] = v * 2",
+    "u = np.ones(2, np.float32); u[1:] = v[:1]", "u = np.zeros(2); u[:] = v",
+)
+def test_an_assignment_into_a_new_array_beside_the_cast_value(source, opts):  # the array and the value fused: KeyError
+    check(source, "v = np.array([1.0, 2.0])", **opts)
