@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
+from . import views
 from .ops import UFUNC_REDUCE, UFUNCS
 from .session import active
 from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand,
@@ -340,8 +341,9 @@ def where(cond: Any, *xy: Any) -> Any:
 def expand_dims(a: Any, axis: Any) -> LazyArray:
     a = _lazy(a)
     axes = normalize_axis_tuple(axis, a.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1))
-    key = tuple(("n",) if i in axes else ("s", None, None, None) for i in range(a.ndim + len(axes)))
-    return a._view("getitem", key)
+    dims = iter(a.shape)
+    # NumPy's expand_dims is a reshape (the new axes' strides are a reshape's, not those of x[None])
+    return a._view("reshape", tuple(1 if i in axes else next(dims) for i in range(a.ndim + len(axes))))
 
 
 def broadcast_to(a: Any, shape: Any, subok: bool = False) -> LazyArray:
@@ -351,9 +353,14 @@ def broadcast_to(a: Any, shape: Any, subok: bool = False) -> LazyArray:
 
 
 def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None, **kw: Any) -> Any:
-    if isinstance(a, LazyArray):
-        out = a.astype(dtype, copy=bool(copy)) if dtype is not None else (a.copy() if copy else a)
-        return _as_0d_array(out)
+    if isinstance(a, LazyArray) and not kw:
+        g = a._ghost()
+        laid_out = order in (None, "K", "A") or (g.flags.c_contiguous if order == "C" else g.flags.f_contiguous)
+        if copy or not laid_out or dtype is not None and np.dtype(dtype) != a.dtype:
+            if copy is False:  # NumPy's own words
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return _as_0d_array(a.astype(a.dtype if dtype is None else dtype, order=order or "K"))
+        return _as_0d_array(a)
     return _array_like(np.asarray, a, dtype=dtype, order=order, copy=copy, **kw)
 
 
@@ -471,7 +478,11 @@ def _like(maker: Callable, takes_fill: bool = False) -> Callable:
         fill, rest = (args[:1], args[1:]) if takes_fill else ((), args)
         dtype = rest[0] if rest else dtype
         a_shape, a_dtype = (a.shape, a.dtype) if isinstance(a, LazyArray) else (np.shape(a), np.asarray(a).dtype)
-        return maker(a_shape if shape is None else shape, *fill, dtype=a_dtype if dtype is None else dtype)
+        dtype = a_dtype if dtype is None else dtype
+        axes = views.order_axes(a._ghost(), order) if isinstance(a, LazyArray) and shape is None else None
+        if axes is not None:  # NumPy's order='K': laid out like ``a``
+            return maker(tuple(a_shape[d] for d in axes), *fill, dtype=dtype).transpose(views.inverse(axes))
+        return maker(a_shape if shape is None else shape, *fill, dtype=dtype)
 
     return fn
 
@@ -488,7 +499,7 @@ FUNCS: dict[str, Callable] = {
     "swapaxes": lambda a, a1, a2: _lazy(a).swapaxes(a1, a2),
     "squeeze": lambda a, axis=None: _lazy(a).squeeze(axis),
     "ravel": lambda a, order="C": _lazy(a).ravel(order),
-    "copy": lambda a, order="K", subok=False: _lazy(a).copy(),
+    "copy": lambda a, order="K", subok=False: _lazy(a).copy(order),
     "astype": lambda x, dtype, copy=True, **kw: _lazy(x).astype(dtype, copy=copy),
     "expand_dims": expand_dims, "broadcast_to": broadcast_to,
     "where": where, "clip": clip, "dot": dot, "round": round_, "around": round_,

@@ -183,8 +183,10 @@ def _contains_lazy(x: Any) -> bool:
 
 # -- the operation families -----------------------------------------------------
 
-def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = ()) -> "LazyArray":
-    """An elementwise op on operands; dtype and broadcasting by NumPy's rules."""
+def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = (),
+                keep_order: bool = True) -> "LazyArray":
+    """An elementwise op on operands; dtype and broadcasting by NumPy's rules. ``keep_order``: the result
+    is a new array in NumPy's memory order (False: it is only written into an existing one)."""
     args = [operand(a) for a in args]
     fn = OPS[op].fn
     kw = {} if dtype is None else {"dtype": dtype}
@@ -208,17 +210,59 @@ def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = ())
                           "integer power with an array exponent can raise (negative exponents): it runs eagerly")
     p = params + ((("dtype", np.dtype(dtype).str),) if dtype is not None else ())
     s = session()
+    axes = _ufunc_order(op, args, shape, dtype) if keep_order and len(shape) > 1 else None
+    if axes is not None:  # NumPy's order='K': computed along the inputs' memory order, seen through a transpose
+        args = [_along(a, shape, axes) for a in args]
+        node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, tuple(shape[d] for d in axes))
+        return fresh(node).transpose(views.inverse(axes))
     node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, shape)
     # NumPy's rule: a 0-d ufunc result is a NumPy scalar (even from 0-d arrays); the probe shows it
     return fresh(node, scalar=shape == () and not isinstance(r, np.ndarray))
 
 
-def astype(x: "LazyArray", dtype: Any, copy: bool = True, count: bool = True) -> "LazyArray":
+def _c_ordered(a: Any) -> bool:
+    """Not an array, or one laid out in C order (the common case: answered without a ghost)."""
+    return not isinstance(a, LazyArray) or not a.ndim or (not a._chain and a._buf.node.layout is None) \
+        or a._ghost().flags.c_contiguous
+
+
+def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -> tuple[int, ...] | None:
+    """The axes, outermost first, of the memory order NumPy gives this elementwise result (None: C)."""
+    if all(_c_ordered(a) for a in args):
+        return None
+    arrays = [a for a in args if isinstance(a, LazyArray) and a.ndim]
+    fn = OPS[op].fn
+    try:  # NumPy's contiguous fast path applies only when no array operand is cast to the loop dtype
+        types = tuple(a.dtype if isinstance(a, (LazyArray, np.generic)) else np.dtype(bool) if type(a) is bool
+                      else type(a) for a in args)  # (a Python int, float or complex stays weak)
+        sig = {} if dtype is None else {"signature": (None,) * len(args) + (np.dtype(dtype),)}
+        loop = fn.resolve_dtypes(types + (None,), **sig) if isinstance(fn, np.ufunc) else None
+        cast = loop is None or any(isinstance(a, LazyArray) and a.ndim and a.dtype != t for a, t in zip(args, loop))
+    except (TypeError, ValueError):
+        cast = True
+    return views.ufunc_order(shape, [a._ghost() for a in arrays], cast)
+
+
+def _along(a: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
+    """Operand ``a`` of a result of ``shape``, its axes put in the order ``axes`` (views: nothing is copied)."""
+    if not isinstance(a, LazyArray) or not a.ndim:
+        return a
+    if a.shape != shape:
+        a = a._view("broadcast", shape, writeable=False)
+    return a.transpose(axes)
+
+
+def astype(x: "LazyArray", dtype: Any, copy: bool = True, count: bool = True, order: str | None = None) -> "LazyArray":
+    """A cast (or copy); ``order`` is NumPy's memory order of the new array (None: C, for internal casts
+    whose value is only written into another array)."""
     dtype = np.dtype(dtype)
     if dtype.kind not in _LAZY_KINDS:
         raise Unsupported(f"astype({dtype})")
     if dtype == x.dtype and not copy:
         return x
+    axes = None if order is None or x.ndim < 2 else views.order_axes(x._ghost(), order)
+    if axes is not None:  # a copy along that memory order, seen through a transpose
+        return astype(x.transpose(axes), dtype, copy, count).transpose(views.inverse(axes))
     s = session()
     src = x._current()
     if dtype == x.dtype:
@@ -254,6 +298,11 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
     else:
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    order = None if x.ndim < 2 or name in ("argmax", "argmin") or _c_ordered(x) else views.reduce_order(x._ghost())
+    if order is not None:  # NumPy reduces along the input's memory order and keeps it (order='K'): so do we
+        kept = [d for d in order if keepdims or d not in axes]
+        r = reduction(name, x.transpose(order), tuple(order.index(d) for d in axes), dtype, keepdims, ddof)
+        return r.transpose(tuple(int(i) for i in np.argsort(kept)))
     params = (("axis", naxis), ("keepdims", bool(keepdims)),
               ("dtype", None if dtype is None else np.dtype(dtype).str), ("ddof", ddof))
     node = session().bind(name, (x._current(),), params, np.asarray(r).dtype, shape)
@@ -291,7 +340,7 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
     with _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NumPy's same_kind casting check comes first (on empties: no values)
         fn(*[np.empty(0, a.dtype) if isinstance(a, LazyArray) else a for a in args], out=np.empty(0, out.dtype))
-    res = elementwise(op, args)
+    res = elementwise(op, args, keep_order=False)  # (written into ``out``: its layout is out's)
     if not isinstance(res, LazyArray):  # an eager integer power of 0-d operands gave a NumPy scalar
         res = operand(np.asarray(res))
     with _quiet(), warnings.catch_warnings():
@@ -332,8 +381,12 @@ class LazyArray:
             return storage
         if self._cache is not None and self._cache[0] is storage:
             return self._cache[1]
-        g = views.apply_chain(views.ghost(storage.dtype, storage.shape, storage.layout), self._chain)
-        node = Node.make("view", (storage,), self._chain, storage.dtype, g.shape, views.layout_of(g))
+        base = views.ghost(storage.dtype, storage.shape, storage.layout)
+        g = views.apply_chain(base, self._chain)
+        if g.shape == base.shape and g.strides == base.strides and views.layout_of(g)[0] == views.layout_of(base)[0]:
+            node = storage  # the chain ends where it began (a transpose there and back): the storage itself
+        else:
+            node = Node.make("view", (storage,), self._chain, storage.dtype, g.shape, views.layout_of(g))
         self._cache = (storage, node)
         return node
 
@@ -645,10 +698,10 @@ class LazyArray:
                copy: bool = True) -> "LazyArray":
         if casting != "unsafe":  # NumPy checks the dtypes (never the values): its TypeError, at this line
             np.empty(0, self.dtype).astype(dtype, casting=casting)
-        return astype(self, dtype, copy=copy)
+        return astype(self, dtype, copy=copy, order=order)
 
     def copy(self, order: str = "C") -> "LazyArray":
-        return astype(self, self.dtype, copy=True)
+        return astype(self, self.dtype, copy=True, order=order)
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
         return _method_reduce("sum", self, axis, dtype, out, keepdims, kw)

@@ -61,6 +61,97 @@ def layout_of(view: np.ndarray) -> Layout:
     return (view.__array_interface__["data"][0] - _FAKE_BASE, tuple(view.strides))
 
 
+# -- memory order of new arrays (NumPy's order='K') ----------------------------
+# NumPy lays a new result out in the memory order of its inputs: an elementwise op on transposed or
+# Fortran-ordered arrays gives a Fortran-ordered result (strides, and whether a later reshape copies, show
+# it). Each function gives the result's axes, outermost first (transpose axes), or None for C order.
+
+def _transpose_axes(inner_first: list[int]) -> tuple[int, ...] | None:
+    axes = tuple(reversed(inner_first))
+    return None if axes == tuple(range(len(axes))) else axes
+
+
+def _nditer_order(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """NumPy's iterator axis order for order='K' (nditer_constr.c, npyiter_find_best_axis_ordering): a
+    stable insertion sort of the axes by the operands' absolute strides, where a size-1 or broadcast axis
+    (stride 0) compares with nothing and, between operands that disagree, C order wins."""
+    ndim = len(shape)
+    strides = [tuple(0 if shape[d] == 1 else st[d] for d in range(ndim)) for st in strides]
+    perm = list(range(ndim))[::-1]  # innermost first
+    for i0 in range(1, ndim):
+        ipos, j0 = i0, perm[i0]
+        for i1 in range(i0 - 1, -1, -1):
+            j1 = perm[i1]
+            ambiguous, swap = True, False
+            for st in strides:
+                if st[j0] != 0 and st[j1] != 0:
+                    if abs(st[j1]) <= abs(st[j0]):
+                        swap = False
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if not ambiguous:
+                if not swap:
+                    break
+                ipos = i1
+        perm.insert(ipos, perm.pop(i0))
+    return _transpose_axes(perm)
+
+
+def _broadcast_strides(g: np.ndarray, shape: tuple[int, ...]) -> tuple[int, ...]:
+    lead = len(shape) - g.ndim
+    return (0,) * lead + tuple(0 if g.shape[d] == 1 else st for d, st in enumerate(g.strides))
+
+
+def ufunc_order(shape: tuple[int, ...], operands: list[np.ndarray], cast: bool) -> tuple[int, ...] | None:
+    """A ufunc's output (``operands``: ghosts of its array operands; ``cast``: one of them is cast to the
+    loop dtype). Without casts, operands of the output's shape that are all C- or all Fortran-contiguous
+    give that order (NumPy's trivial loop); otherwise the iterator's order. A new empty array's strides
+    are all 0 whatever its order."""
+    arrays = [g for g in operands if g.ndim]
+    if len(shape) < 2 or not arrays or 0 in shape:
+        return None
+    if not cast and all(g.shape == shape for g in arrays):
+        if all(g.flags.c_contiguous for g in arrays):
+            return None
+        if all(g.flags.f_contiguous for g in arrays):
+            return tuple(reversed(range(len(shape))))
+    return _nditer_order(shape, [_broadcast_strides(g, shape) for g in arrays])
+
+
+def like_order(g: np.ndarray) -> tuple[int, ...] | None:
+    """A copy or cast in order='K' (``astype``, ``np.copy``, ``np.array``, ``zeros_like``): NumPy keeps
+    a contiguous order, else sorts the axes by absolute stride, outermost first (a stable sort)."""
+    if g.ndim < 2 or g.size == 0 or g.flags.c_contiguous:
+        return None
+    if g.flags.f_contiguous:
+        return tuple(reversed(range(g.ndim)))
+    axes = tuple(sorted(range(g.ndim), key=lambda d: -abs(g.strides[d])))
+    return None if axes == tuple(range(g.ndim)) else axes
+
+
+def order_axes(g: np.ndarray, order: str) -> tuple[int, ...] | None:
+    """The axes of a copy of ``g`` in ``order`` ('C', 'F', 'A' or 'K'), outermost first; None for C."""
+    if order == "K":
+        return like_order(g)
+    if g.ndim < 2 or order == "C" or order == "A" and not (g.flags.f_contiguous and not g.flags.c_contiguous):
+        return None
+    if order not in ("F", "A"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+    return tuple(reversed(range(g.ndim)))
+
+
+def reduce_order(g: np.ndarray) -> tuple[int, ...] | None:
+    """A reduction's output: the iterator's order of the input's axes (the reduced ones kept as size 1)."""
+    if g.ndim < 2 or g.size == 0:
+        return None
+    return _nditer_order(g.shape, [g.strides])
+
+
+def inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argsort(axes))
+
+
 # -- index keys: hashable forms of basic indices ----------------------------
 
 def index_key(index: Any) -> tuple | None:

@@ -5,7 +5,7 @@ source string run with plain NumPy, or a function returning a fresh dict),
 runs ``source`` once with ``exec`` and once through :func:`jupyter_fuse.run_cell`
 (stdout captured, NumPy's global random state reset to the same point), and
 asserts that everything the user can observe is the same: the names, their
-types, dtypes, shapes and values, which arrays are the very objects that were
+types, dtypes, shapes, strides and values, which arrays are the very objects that were
 there before, which pairs of arrays share memory, the printed text, the
 cell's value, the random state afterwards, and, when NumPy raises, the
 exception type and the cell line it was raised from.
@@ -180,6 +180,8 @@ def assert_same_value(p: Any, f: Any, path: str = "value") -> None:
         assert np.shape(p) == np.shape(f), f"{path}: shape {np.shape(p)} (numpy) != {np.shape(f)} (fused)"
         if isinstance(p, np.ndarray):
             assert p.flags.writeable == f.flags.writeable, f"{path}: writeable differs"
+            # the memory layout NumPy chose (order='K' keeps the inputs' order): a later reshape copies or not by it
+            assert p.strides == f.strides, f"{path}: strides {p.strides} (numpy) != {f.strides} (fused)"
         if p.dtype == object:
             for i, (a, b) in enumerate(zip(np.asarray(p).flat, np.asarray(f).flat)):
                 assert_same_value(a, b, f"{path}.flat[{i}]")

@@ -191,3 +191,41 @@ def test_float_to_uint64_casts_out_of_range_as_numpy_on_x86_64(source, opts):
 )
 def test_an_assignment_into_a_new_array_beside_the_cast_value(source, opts):  # the array and the value fused: KeyError
     check(source, "v = np.array([1.0, 2.0])", **opts)
+
+
+ORDERS = ("x = np.arange(24.0).reshape(2, 3, 4); t = x.transpose(1, 2, 0); f = np.asfortranarray(x); b = x[:, ::-1, ::2]; "
+          "i = np.arange(6).reshape(2, 3).T; v = np.arange(4.0); c1 = np.ones((3, 1))")
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "s = t - t; u = s.reshape(-1); u[0] = 100",  # NumPy's s is Fortran-ordered: the reshape copies
+    "y = f * 2 + 1", "y = t + v", "y = f + x; z = x + f", "y = -b", "y = i * 2.5", "y = c1 * f[0]", "y = f ** 2",
+    "y = np.sqrt(t) + f.transpose(1, 2, 0)", "y = f > 2; z = ~y", "y = np.add(t, 1, dtype=np.float32)",
+    "y = f.astype(np.float32) + f", "y = np.where(f > 3, f, 0)", "y = np.clip(t, 2, 5)", "y = f * 2; y += 1; z = y.sum(axis=0)",
+    "y = t.copy(); y[0] = 1; z = y.T + 0", "y = (t * 2).ravel(); y[0] = -1", "y = f.T.reshape(-1)",
+)
+def test_elementwise_results_keep_numpys_memory_order(source, opts):  # order='K': strides, and what reshape copies
+    check(source, ORDERS, **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "y = t.astype(np.float32)", "y = np.copy(t)", "y = t.copy()", "y = np.array(f)", "y = np.zeros_like(t)",
+    "y = np.full_like(f, 3)", "y = np.empty_like(t, dtype=np.int8); y[...] = 1", "y = i.astype(np.float64)",
+    "y = np.asarray(t, dtype=np.float32)", "y = np.asarray(t, order='C')", "y = np.asarray(f, order='F')",
+    "y = t.copy(order='K'); z = t.copy(order='A'); w = f.copy(order='A'); u = f.copy(order='F')",
+    "y = t.astype(np.int32, order='C')", "y = np.ascontiguousarray(f * 1)", "y = np.asarray(f, order='C', copy=False)",
+)
+def test_copies_and_casts_keep_numpys_memory_order(source, opts):
+    check(source, ORDERS, **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "y = t.sum(axis=0)", "y = t.sum(axis=1, keepdims=True)", "y = f.mean(axis=(0, 2), keepdims=True)", "y = f.max(axis=1)",
+    "y = t.argmax(axis=0)", "y = f.std(axis=0, ddof=1)", "y = (t * 2).sum(axis=0); z = (f + 1).min(axis=2)",
+    "y = np.expand_dims(v, 1); z = np.expand_dims(t, (0, 2))",
+)
+def test_reductions_keep_numpys_memory_order(source, opts):
+    check(source, ORDERS, **opts)
