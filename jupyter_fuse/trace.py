@@ -415,7 +415,7 @@ class LazyArray:
             target = self._current()
             # an assignment is one eager op; the write of `a += b` belongs to its add
             buf.node = self._s.bind("setitem", (buf.node, value), (self._chain, target.shape, target.layout),
-                                    buf.node.dtype, buf.node.shape, count=count)
+                                    buf.node.dtype, buf.node.shape, layout=views.kept_layout(buf.node), count=count)
         buf.dirty = True
 
     # -- values (syncs) ------------------------------------------------------------

@@ -57,6 +57,15 @@ def writable(arr: np.ndarray) -> np.ndarray:
     return np.asarray(iface)
 
 
+def kept_layout(storage: Any) -> Layout | None:
+    """The layout a write into ``storage`` keeps: a Fortran-ordered input's (the views read from outside
+    address its memory: a write must not move its elements), else None (C order)."""
+    if storage.layout is None or storage.ndim < 2:
+        return None
+    g = ghost(storage.dtype, storage.shape, storage.layout)
+    return storage.layout if g.flags.f_contiguous and not g.flags.c_contiguous and storage.layout[0] == 0 else None
+
+
 def layout_of(view: np.ndarray) -> Layout:
     return (view.__array_interface__["data"][0] - _FAKE_BASE, tuple(view.strides))
 
@@ -236,7 +245,7 @@ def element_layout(node: Any, shape: tuple[int, ...]) -> tuple[int, tuple[int, .
     f_strides = tuple(reversed(c_strides(tuple(reversed(storage.shape)), item)))
     if storage.size > 1 and st_strides not in (c_strides(storage.shape, item), f_strides):
         return None
-    g = ghost(node.dtype, node.shape, node.layout if node.op in ("view", "input") else None)
+    g = ghost(node.dtype, node.shape, node.layout)  # (an op's layout is None, C order, but a kept one's)
     offset, strides = layout_of(np.broadcast_to(g, shape) if shape != g.shape else g)
     if offset % item or any(st % item for st in strides):
         return None

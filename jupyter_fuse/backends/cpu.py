@@ -238,7 +238,7 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any,
         dest = None
         if scatter is not None:
             storage = np.asarray(resolve(scatter.args[0], values))
-            storage = storage if scatter in plan.inplace else storage.copy(order="C")
+            storage = storage if scatter in plan.inplace else storage.copy(order="C" if scatter.layout is None else "K")
             target = views.apply_chain(storage, scatter.params[0])
             args.append(target if target.ndim else target.reshape(1))
             dest = (scatter, storage, target.nbytes)

@@ -30,8 +30,8 @@ def run_node(node: Node, args: list[Any]) -> Any:
         return np.asarray(args[0]).astype(p[0])
     if op == "copy":
         return np.array(args[0], copy=True, order="C")
-    if op == "setitem":
-        out = np.array(args[0], copy=True, order="C")
+    if op == "setitem":  # (a write keeps a Fortran-ordered storage's layout: views.kept_layout)
+        out = np.array(args[0], copy=True, order="C" if node.layout is None else "K")
         views.apply_chain(out, p[0])[...] = args[1]
         return out
     if op == "reshape":
@@ -60,11 +60,13 @@ def _create(op: str, p: tuple) -> np.ndarray:
 
 
 def as_result(node: Node, value: Any) -> np.ndarray:
-    """Results are C-contiguous arrays of exactly the node's dtype and shape."""
+    """Results are C-contiguous arrays of exactly the node's dtype and shape (or have its layout)."""
     value = np.asarray(value)
     if value.shape != node.shape or value.dtype != node.dtype:  # a tracer rule disagrees with NumPy
         raise AssertionError(f"jupyter_fuse bug: {node.op} gave {value.dtype}{value.shape}, "
                              f"traced as {node.dtype}{node.shape}")
+    if node.layout is not None and value.strides == node.layout[1]:
+        return value
     return value if value.flags.c_contiguous else np.ascontiguousarray(value)
 
 

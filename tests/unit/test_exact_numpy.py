@@ -229,3 +229,13 @@ def test_copies_and_casts_keep_numpys_memory_order(source, opts):
 )
 def test_reductions_keep_numpys_memory_order(source, opts):
     check(source, ORDERS, **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "d[...] = np.nan", "np.add(a, 1, out=d); e = a * 1", "d[0] = 5; d[1:] += 1",
+    "d[...] = 7; a[0, 0, 0] = -1; e = d + a[:1]",
+)
+def test_writes_through_views_of_a_fortran_ordered_input(source, opts):  # (found by the generator: seeds 5, 18)
+    check(source, "a = np.asfortranarray(np.arange(12.0).reshape(3, 1, 4)); d = a[:1]", **opts)
+    check(source, "a = np.asfortranarray(np.arange(24.0).reshape(4, 3, 2)); d = a[::-1]", **opts)
