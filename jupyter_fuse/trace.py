@@ -407,8 +407,8 @@ class LazyArray:
         if not self._writeable:
             raise ValueError(readonly_msg)
         buf = self._buf
-        if not self._chain and value.kind == "op" and value.shape == buf.node.shape:
-            buf.node = value
+        if not self._chain and value.kind == "op" and value.shape == buf.node.shape and views.kept_layout(buf.node) is None:
+            buf.node = value  # (a Fortran-ordered array stays one: its write is a setitem keeping the layout)
         else:
             if value.op == "view" and value.args[0] is buf.node and value.params == self._chain:
                 return  # writing an array's own current value back: a no-op

@@ -235,6 +235,7 @@ def test_reductions_keep_numpys_memory_order(source, opts):
 @cases(
     "d[...] = np.nan", "np.add(a, 1, out=d); e = a * 1", "d[0] = 5; d[1:] += 1",
     "d[...] = 7; a[0, 0, 0] = -1; e = d + a[:1]",
+    "a += 1.5; y = a.copy(order='K'); z = a.reshape(-1)", "a *= 2; a[::-1] = a; y = np.zeros_like(a)",
 )
 def test_writes_through_views_of_a_fortran_ordered_input(source, opts):  # (found by the generator: seeds 5, 18)
     check(source, "a = np.asfortranarray(np.arange(12.0).reshape(3, 1, 4)); d = a[:1]", **opts)
