@@ -499,7 +499,7 @@ FUNCS: dict[str, Callable] = {
     "swapaxes": lambda a, a1, a2: _lazy(a).swapaxes(a1, a2),
     "squeeze": lambda a, axis=None: _lazy(a).squeeze(axis),
     "ravel": lambda a, order="C": _lazy(a).ravel(order),
-    "copy": lambda a, order="K", subok=False: _lazy(a).copy(order),
+    "copy": lambda a, order="K", subok=False: _as_0d_array(_lazy(a).copy(order)),  # (a NumPy scalar's is 0-d)
     "astype": lambda x, dtype, copy=True, **kw: _lazy(x).astype(dtype, copy=copy),
     "expand_dims": expand_dims, "broadcast_to": broadcast_to,
     "where": where, "clip": clip, "dot": dot, "round": round_, "around": round_,

@@ -240,3 +240,9 @@ def test_reductions_keep_numpys_memory_order(source, opts):
 def test_writes_through_views_of_a_fortran_ordered_input(source, opts):  # (found by the generator: seeds 5, 18)
     check(source, "a = np.asfortranarray(np.arange(12.0).reshape(3, 1, 4)); d = a[:1]", **opts)
     check(source, "a = np.asfortranarray(np.arange(24.0).reshape(4, 3, 2)); d = a[::-1]", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = np.copy(a.mean()); w = np.copy(a[1]); v += 1", "v = np.copy(s); u = np.copy(a[None, 0])")
+def test_np_copy_of_a_numpy_scalar_is_a_0d_array(source, opts):  # (found by the generator: seed 1000060)
+    check(source, "a = np.arange(3.0); s = np.float32(2)", **opts)
