@@ -324,7 +324,7 @@ def round_(a: Any, decimals: int = 0, out: Any = None) -> Any:
     if out is None and decimals == 0 and a.dtype.kind == "f":
         return elementwise("rint", [a])
     if out is None and decimals >= 0 and a.dtype.kind in "iu":
-        r = a.copy()
+        r = a.copy(order="K")  # (in the input's memory order, as NumPy's)
         r.scalar = a.ndim == 0  # NumPy rounds a 0-d array (or a Python int) to a NumPy scalar
         return r
     return eager_call(np.round, (a, decimals), {} if out is None else {"out": out}, "np.round",

@@ -231,7 +231,7 @@ def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -
     if all(_c_ordered(a) for a in args):
         return None
     arrays = [a for a in args if isinstance(a, LazyArray) and a.ndim]
-    fn = OPS[op].fn
+    fn = _CLIP_UFUNC if op == "clip" else OPS[op].fn  # (np.clip is the ufunc np._core.umath.clip)
     try:  # NumPy's contiguous fast path applies only when no array operand is cast to the loop dtype
         types = tuple(a.dtype if isinstance(a, (LazyArray, np.generic)) else np.dtype(bool) if type(a) is bool
                       else type(a) for a in args)  # (a Python int, float or complex stays weak)
@@ -241,6 +241,9 @@ def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -
     except (TypeError, ValueError):
         cast = True
     return views.ufunc_order(shape, [a._ghost() for a in arrays], cast)
+
+
+_CLIP_UFUNC = np._core.umath.clip
 
 
 def _along(a: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:

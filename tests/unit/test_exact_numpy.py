@@ -246,3 +246,13 @@ def test_writes_through_views_of_a_fortran_ordered_input(source, opts):  # (foun
 @cases("v = np.copy(a.mean()); w = np.copy(a[1]); v += 1", "v = np.copy(s); u = np.copy(a[None, 0])")
 def test_np_copy_of_a_numpy_scalar_is_a_0d_array(source, opts):  # (found by the generator: seed 1000060)
     check(source, "a = np.arange(3.0); s = np.float32(2)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "y = np.round(b, 0); z = np.round(f, 0)", "y = f[None].clip(0, 5); z = a.swapaxes(0, 1).clip(0, 5)",
+    "y = np.clip(f[None], 0.5, 5); z = np.clip(f, None, 5)", "y = np.where(f > 0, f[None], (1+2j)).clip(0, 5)",
+)
+def test_round_and_clip_keep_numpys_memory_order(source, opts):  # (found by the generator: seeds 362, 841, 2294)
+    check(source, "b = np.arange(6).reshape(2, 3).T; f = np.asfortranarray(np.arange(8, dtype=np.int8).reshape(4, 2)); "
+                  "a = np.arange(6.0).reshape(3, 2, 1)", **opts)
