@@ -619,8 +619,10 @@ class LazyArray:
         target = self._view("getitem", key + ((("e",),) if element else ()))
         tiny = np.zeros((), self.dtype)
         tiny[...] = probe(value)  # NumPy's casting/overflow errors for the value
-        if isinstance(value, LazyArray) and value.scalar and value.dtype.kind in "fc" and self.dtype.kind in "iu":
-            # NumPy stores a float scalar in an integer array through Python's int(): NaN and inf raise
+        if isinstance(value, LazyArray) and value.scalar and self.dtype.kind in "iu" and (
+                value.dtype.kind in "fc" or value.dtype.kind in "iu" and not np.can_cast(value.dtype, self.dtype)):
+            # NumPy stores a NumPy scalar in an integer array through Python's int(): NaN, inf and values out of
+            # the array's range raise (an int8 array takes np.int32(300) no more than 300)
             err = value._read("a float stored in an integer array", lambda v: _store_error(v, self.dtype))
             if err is not None:
                 raise err[0](err[1])

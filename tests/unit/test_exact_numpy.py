@@ -256,3 +256,13 @@ def test_np_copy_of_a_numpy_scalar_is_a_0d_array(source, opts):  # (found by the
 def test_round_and_clip_keep_numpys_memory_order(source, opts):  # (found by the generator: seeds 362, 841, 2294)
     check(source, "b = np.arange(6).reshape(2, 3).T; f = np.asfortranarray(np.arange(8, dtype=np.int8).reshape(4, 2)); "
                   "a = np.arange(6.0).reshape(3, 2, 1)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "c[::-1][...] = a[0]", "c[0] = a[1]", "c[:1] = a[1] * 2", "u[0] = a[0]", "c[0] = a[2]", "w[0] = g[0]",
+    "c[0] = a[0:1]",  # an array is cast (wraps), a NumPy scalar goes through Python's int (raises)
+)
+def test_a_lazy_integer_scalar_out_of_an_int_arrays_range_raises(source, opts):  # (generator: seed 2383)
+    check(source, "a = np.array([-2147483648, 300, 5], np.int32); c = np.zeros(2, np.int8); u = np.zeros(2, np.uint8); "
+                  "g = np.array([2**63], np.uint64); w = np.zeros(1, np.int64)", **opts)
