@@ -682,6 +682,8 @@ class LazyArray:
         return fresh(node)
 
     def ravel(self, order: str = "C") -> "LazyArray":
+        if order == "C" and self.ndim and not self._ghost().flags.c_contiguous:
+            return self.reshape(-1, copy=True)  # NumPy's ravel copies unless C-contiguous (a reshape need not)
         return self.reshape(-1, order=order)
 
     def flatten(self, order: str = "C") -> "LazyArray":

@@ -266,3 +266,11 @@ def test_round_and_clip_keep_numpys_memory_order(source, opts):  # (found by the
 def test_a_lazy_integer_scalar_out_of_an_int_arrays_range_raises(source, opts):  # (generator: seed 2383)
     check(source, "a = np.array([-2147483648, 300, 5], np.int32); c = np.zeros(2, np.int8); u = np.zeros(2, np.uint8); "
                   "g = np.array([2**63], np.uint64); w = np.zeros(1, np.int64)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = d.ravel(); v[0] = 9", "v = e.ravel(); v[0] = 9", "v = np.ravel(e[::2]); v[0] = 9", "v = f.ravel(); v[0] = 9",
+       "v = d.reshape(-1); v[0] = 9")
+def test_ravel_copies_unless_c_contiguous(source, opts):  # (found by the generator: seed 2562)
+    check(source, "a = np.arange(3).reshape(3, 1)[::-1]; d = a[::2]; e = np.arange(6.0)[::-1]; f = np.zeros((3, 1))[:, ::-1]",
+          **opts)
