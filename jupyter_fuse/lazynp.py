@@ -224,6 +224,8 @@ def ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any
             out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
             if out is None:
                 return elementwise(name, list(inputs), dtype=kwargs.get("dtype"))
+            if isinstance(out, LazyArray) and out.scalar:  # NumPy's words: a NumPy scalar is no output array
+                raise TypeError("return arrays must be of ArrayType")
             if isinstance(out, LazyArray) and "dtype" not in kwargs:
                 return ufunc_out(name, list(inputs), out)
         if method == "reduce" and name in UFUNC_REDUCE:

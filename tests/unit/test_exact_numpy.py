@@ -274,3 +274,9 @@ def test_a_lazy_integer_scalar_out_of_an_int_arrays_range_raises(source, opts): 
 def test_ravel_copies_unless_c_contiguous(source, opts):  # (found by the generator: seed 2562)
     check(source, "a = np.arange(3).reshape(3, 1)[::-1]; d = a[::2]; e = np.arange(6.0)[::-1]; f = np.zeros((3, 1))[:, ::-1]",
           **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = a.mean(); np.sqrt(v, out=v)", "v = a[0]; np.add(a[1], 1, out=(v,))", "v = a.sum(); np.negative(a, v)")
+def test_a_numpy_scalar_is_no_output_array(source, opts):  # (found by the generator: seeds 3310, 3848)
+    check(source, "a = np.arange(4.0)", **opts)
