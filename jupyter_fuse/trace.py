@@ -343,6 +343,12 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
     with _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NumPy's same_kind casting check comes first (on empties: no values)
         fn(*[np.empty(0, a.dtype) if isinstance(a, LazyArray) else a for a in args], out=np.empty(0, out.dtype))
+    if op == "power" and out.dtype.kind in "iu" and isinstance(args[1], LazyArray) and args[1].dtype.kind in "iu":
+        # a negative exponent in the data raises: NumPy has written the elements before it into ``out`` by then
+        from .lazynp import eager_call
+
+        return eager_call(fn, tuple(args), {"out": out}, "np.power", "integer power with an array exponent can "
+                          "raise (negative exponents): it runs eagerly, in place", mutates="out")
     res = elementwise(op, args, keep_order=False)  # (written into ``out``: its layout is out's)
     if not isinstance(res, LazyArray):  # an eager integer power of 0-d operands gave a NumPy scalar
         res = operand(np.asarray(res))

@@ -280,3 +280,10 @@ def test_ravel_copies_unless_c_contiguous(source, opts):  # (found by the genera
 @cases("v = a.mean(); np.sqrt(v, out=v)", "v = a[0]; np.add(a[1], 1, out=(v,))", "v = a.sum(); np.negative(a, v)")
 def test_a_numpy_scalar_is_no_output_array(source, opts):  # (found by the generator: seeds 3310, 3848)
     check(source, "a = np.arange(4.0)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = a.copy(); v **= e", "v = a.copy(); v[::2] **= e[::2]", "v = a.copy(); np.power(v, e, out=v)",
+       "v = a.copy(); v **= np.abs(e)")
+def test_an_inplace_integer_power_writes_what_it_computed_before_it_raises(source, opts):  # (generator: seed 3379)
+    check(source, "a = np.array([8, 3, 2, 5]); e = np.array([8, -3, 1, -1])", **opts)
