@@ -29,7 +29,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import views
 from .ir import Node
-from .ops import OPS, REDUCTIONS, UFUNC_REDUCE, UFUNCS
+from .ops import OPS, REDUCTIONS, SWAPPED, UFUNC_REDUCE, UFUNCS
 from .session import Session, active
 
 _SCALARS = (bool, int, float, complex, np.generic)
@@ -871,6 +871,10 @@ def _fast_power(x: "LazyArray", exponent: Any) -> str | None:
     return None
 
 
+def _is_scalar(x: Any) -> bool:
+    return isinstance(x, (bool, int, float, complex, np.generic)) or isinstance(x, LazyArray) and x.scalar
+
+
 _COMPLEX_OPS = frozenset({"add", "subtract", "multiply", "divide", "power"})  # what Python's complex defines
 
 
@@ -879,6 +883,10 @@ def _binop(op: str, py: str):
     fop, iop = getattr(operator, pyname), getattr(operator, f"i{py}", None)
 
     def fwd(self, other):
+        if op in SWAPPED and self.scalar and self.dtype.kind == "c" and _is_scalar(other):
+            # NumPy's scalar math orders complex scalars by real part first, even beside a NaN imaginary part
+            # ((2+nanj) > 1 is True; the ufunc says False): the real operator on the values
+            return _eager_operator(fop, (self, other))
         try:
             fast = _fast_power(self, other) if op == "power" else None
             return elementwise(fast, [self]) if fast else elementwise(op, [self, other])
@@ -886,6 +894,8 @@ def _binop(op: str, py: str):
             return _eager_operator(fop, (self, other))
 
     def rev(self, other):
+        if op in SWAPPED and self.scalar and self.dtype.kind == "c" and _is_scalar(other):
+            return _eager_operator(fop, (other, self))  # (as in fwd: NumPy's scalar comparison of complex values)
         if type(other) is complex and op in _COMPLEX_OPS and self.scalar and self.dtype == np.float64:
             # np.float64 subclasses Python's float, so `1j + x` is complex's own arithmetic: a Python complex
             return fop(other, self._read(f"complex {py}", float))

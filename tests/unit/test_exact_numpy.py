@@ -287,3 +287,11 @@ def test_a_numpy_scalar_is_no_output_array(source, opts):  # (found by the gener
        "v = a.copy(); v **= np.abs(e)")
 def test_an_inplace_integer_power_writes_what_it_computed_before_it_raises(source, opts):  # (generator: seed 3379)
     check(source, "a = np.array([8, 3, 2, 5]); e = np.array([8, -3, 1, -1])", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("r = p > 1; s = q < 3; t = 1 < p; u = p >= q; w = p == p", "r = c > 1; s = c[0] > 1; t = p.real > 1",
+       "r = bool(p > 1)\nif p > 1:\n    z = 1")
+def test_complex_scalar_comparisons_are_numpys_scalar_math(source, opts):  # (found by the generator: seed 3278)
+    check(source, "p = np.complex128(complex(np.inf, np.nan)); q = np.complex128(complex(2, np.nan)); "
+                  "c = np.array([complex(2, np.nan)])", **opts)
