@@ -1,0 +1,79 @@
+"""The generated-program comparison (tests/fuzz/gen.py), bounded for `make test`.
+
+bench/fuzz.py runs the same programs by the ten thousand; here a fixed slice of seeds per backend,
+sized to keep the suite within its budget. FUZZ_N multiplies the counts (FUZZ_N=10 for a longer local
+run). Platform-defined differences and the ones filed for the cupy backend (gen.PLATFORM, gen.KNOWN)
+are reported by the bench, not failed here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+from fuzz import gen
+
+import jupyter_fuse
+
+SCALE = float(os.environ.get("FUZZ_N", "1"))
+PROFILE = [("numpy", 150), ("cpu", 40), ("cupy-dry", 60)]
+FIRST_SEED = 1_000_000  # the long runs of bench/fuzz.py start at 0: these seeds are the CI's own
+
+
+@pytest.mark.parametrize("backend,n", PROFILE, ids=[b for b, _ in PROFILE])
+def test_generated_programs_leave_what_numpy_leaves(backend, n):
+    found = []
+    for seed in range(FIRST_SEED, FIRST_SEED + int(n * SCALE)):
+        found += gen.check_program(gen.generate(seed), backend).real()
+    assert not found, f"{len(found)} programs deviate; the first:\n\n" + "\n\n".join(map(str, found[:2]))
+
+
+def test_the_generator_is_deterministic():
+    assert str(gen.generate(123)) == str(gen.generate(123))
+    assert gen.generate(123).setup(2) == gen.generate(123).setup(2)
+    assert gen.generate(123).setup(1) != gen.generate(123).setup(2)  # fresh values for the replay run
+
+
+def test_the_generator_covers_the_ground():
+    progs = [gen.generate(seed) for seed in range(400)]
+    text = "\n".join(str(p) for p in progs)
+    for feature in [r"np\.errstate", r"\nfor i in range", r"\ndef f\d+", r"\nif ", r"print\(", r"float\(", r"round\(",
+                    r"out=", r"np\.\w+\([^()]*, [a-z]\d*\)$", r"\[1:\] \+= \w+\[:-1\]", r"\[\w+ > 0\]", r"\[\[0, -1\]\]",
+                    r"keepdims=True", r"dtype=np\.", r"ddof=", r"\.T\b", r"\[::-1\]", r"reshape", r"astype",
+                    r"asfortranarray", r"dtype=np\.(bool|uint64|float16|complex64)", r"reshape\(\(\)\)|np\.array\(\S+, dtype",
+                    r"reshape\(\((0, \d|\d, 0|0,)\)\)", r"\w+ = \w+\[[^\]]+\]\n", r"np\.\w+\(-?[\d.]+\)"]:
+        assert re.search(feature, text, re.M), f"no generated program has {feature!r}"
+    assert 0.03 < sum(p.raises for p in progs) / len(progs) < 0.5  # some end in NumPy's own exception
+
+
+def test_a_deviation_is_found_and_minimized(monkeypatch):
+    """The comparison sees a difference (here: run_cell made to add 1 to every float array it leaves)."""
+    real = jupyter_fuse.run_cell
+
+    def off_by_one(source, ns, **kw):
+        report = real(source, ns, **kw)
+        for v in ns.values():
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.flags.writeable:
+                v += 1
+        return report
+
+    monkeypatch.setattr(jupyter_fuse, "run_cell", off_by_one)
+    prog = next(p for p in map(gen.generate, range(100)) if not p.raises and "float64" in p.setup(1))
+    (dev,) = gen.check_program(prog, "numpy").deviations
+    assert dev.category == "deviation" and dev.phase == "first"
+    small = gen.minimize(prog, "numpy")
+    assert 1 <= len(small.stmts) <= len(prog.stmts)
+
+
+def test_platform_defined_casts_are_classified():
+    """NumPy warns that an out-of-range float -> int cast is platform-defined: such a difference is listed
+    apart (gen.PLATFORM[0]), and only when NumPy warned and only values differ."""
+    p = gen.harness.Outcome({"x": np.array([1, 2])}, {}, "")
+    f = gen.harness.Outcome({"x": np.array([1, 3])}, {}, "")
+    message = gen._compare(p, f)
+    assert message is not None
+    assert gen._classify("x = y.astype(np.int64)", message, p, f, ["invalid value encountered in cast"], "cpu") \
+        == gen.PLATFORM[0]
+    assert gen._classify("x = y.astype(np.int64)", message, p, f, [], "cpu") == "deviation"
