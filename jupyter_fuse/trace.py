@@ -349,7 +349,12 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
 
         return eager_call(fn, tuple(args), {"out": out}, "np.power", "integer power with an array exponent can "
                           "raise (negative exponents): it runs eagerly, in place", mutates="out")
-    res = elementwise(op, args, keep_order=False)  # (written into ``out``: its layout is out's)
+    raised = None
+    try:
+        res = elementwise(op, args, keep_order=False)  # (written into ``out``: its layout is out's)
+    except FloatingPointError as e:  # NumPy checks the error flags after the loop: ``out`` holds the results
+        with np.errstate(all="ignore"):
+            res, raised = elementwise(op, args, keep_order=False), e
     if not isinstance(res, LazyArray):  # an eager integer power of 0-d operands gave a NumPy scalar
         res = operand(np.asarray(res))
     with _quiet(), warnings.catch_warnings():
@@ -360,6 +365,8 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
     if res.dtype != out.dtype:
         res = astype(res, out.dtype, count=False)
     out._write(res._current(), "output array is read-only", count=False)
+    if raised is not None:
+        raise raised
     return out
 
 

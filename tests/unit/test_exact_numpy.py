@@ -295,3 +295,13 @@ def test_an_inplace_integer_power_writes_what_it_computed_before_it_raises(sourc
 def test_complex_scalar_comparisons_are_numpys_scalar_math(source, opts):  # (found by the generator: seed 3278)
     check(source, "p = np.complex128(complex(np.inf, np.nan)); q = np.complex128(complex(2, np.nan)); "
                   "c = np.array([complex(2, np.nan)])", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "v = a * 1.0\nwith np.errstate(invalid='raise'):\n    np.true_divide(a, a, out=v)",
+    "v = a * 1.0\nwith np.errstate(divide='raise'):\n    v /= 0",
+    "v = a * 1.0\nwith np.errstate(all='raise'):\n    np.sqrt(a - 1, out=v)\nw = v + 1",
+)
+def test_floating_point_errors_raise_after_the_output_was_written(source, opts):  # (generator: seed 9143)
+    check(source, "a = np.array([0.0, 1.0, 2.0])", **opts)
