@@ -343,6 +343,10 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
     with _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NumPy's same_kind casting check comes first (on empties: no values)
         fn(*[np.empty(0, a.dtype) if isinstance(a, LazyArray) else a for a in args], out=np.empty(0, out.dtype))
+    inner = _storage_order(out, args)
+    if inner is not None:  # ``out`` is a transposed view of a new array (order='K'): compute along its storage
+        ufunc_out(op, [_along(a, out.shape, inner) for a in args], out.transpose(inner))
+        return out
     if op == "power" and out.dtype.kind in "iu" and isinstance(args[1], LazyArray) and args[1].dtype.kind in "iu":
         # a negative exponent in the data raises: NumPy has written the elements before it into ``out`` by then
         from .lazynp import eager_call
@@ -368,6 +372,21 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
     if raised is not None:
         raise raised
     return out
+
+
+def _storage_order(out: "LazyArray", args: list[Any]) -> tuple[int, ...] | None:
+    """The axes that make ``out`` its whole storage again, when it is a transposed view of it (a result in
+    NumPy's memory order) and the operands broadcast to it: the write then replaces the storage, and fuses."""
+    if out.ndim < 2 or not out._chain or _c_ordered(out):
+        return None
+    axes = views.like_order(out._ghost())
+    if axes is None or out.transpose(axes)._current() is not out._buf.node:
+        return None
+    try:
+        shapes = [a.shape for a in args if isinstance(a, LazyArray)]
+        return axes if np.broadcast_shapes(out.shape, *shapes) == out.shape else None
+    except ValueError:
+        return None
 
 
 def _inplace(op: str, target: "LazyArray", other: Any) -> "LazyArray":
@@ -423,7 +442,8 @@ class LazyArray:
         if not self._writeable:
             raise ValueError(readonly_msg)
         buf = self._buf
-        if not self._chain and value.kind == "op" and value.shape == buf.node.shape and views.kept_layout(buf.node) is None:
+        whole = not self._chain or self._current() is buf.node  # (a chain there and back is no chain)
+        if whole and value.kind == "op" and value.shape == buf.node.shape and views.kept_layout(buf.node) is None:
             buf.node = value  # (a Fortran-ordered array stays one: its write is a setitem keeping the layout)
         else:
             if value.op == "view" and value.args[0] is buf.node and value.params == self._chain:

@@ -305,3 +305,10 @@ def test_complex_scalar_comparisons_are_numpys_scalar_math(source, opts):  # (fo
 )
 def test_floating_point_errors_raise_after_the_output_was_written(source, opts):  # (generator: seed 9143)
     check(source, "a = np.array([0.0, 1.0, 2.0])", **opts)
+
+
+@cases("x = a.T + 1; y = x * 2; z = y - x", "x = np.sin(a.T) * 2 + a.T", "s = (a.T * 2).sum(axis=0)",
+       "f = a.T * 1.5; f += 1; g = f.max(axis=1)")
+def test_fortran_ordered_chains_still_fuse(source):  # order='K' results are transposed views: their chains fuse
+    f = check(source, "a = np.arange(12.0).reshape(3, 4)", backend="cpu")
+    assert f.report.kernels == 1, f.report.kernel_list
