@@ -267,6 +267,9 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
     exact = exact_comparison(op, a, b, ins, helpers)
     if exact is not None:
         return exact
+    wrapped = _wrapping_int64(op, a, b, ins)
+    if wrapped is not None:
+        return wrapped
     if op in _INFIX and not (op == "divide" and not flt):
         if integer and op in ("add", "subtract", "multiply") and ins[0] == np.bool_:
             return {"add": f"({a} or {b})", "multiply": f"({a} and {b})"}.get(op) or _no(node, ins)
@@ -346,6 +349,28 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         helpers.add("heaviside")
         return f"heaviside({a}, {b})"
     return _no(node, ins)
+
+
+_I64 = np.dtype(np.int64)
+
+
+def _wrapping_int64(op: str, a: str, b: str, ins: list[np.dtype]) -> str | None:
+    """int64 arithmetic that wraps as NumPy's does. numba marks signed int64 add/sub/mul `nsw` (overflow is
+    undefined), and LLVM then assumes what overflow breaks (``x * x`` is never negative, so its conversion to
+    float goes unsigned): computed in uint64, whose operations wrap, and reinterpreted. Narrower ints are
+    computed in int64 by numba, so they cannot overflow before ``_result`` wraps them."""
+    if not ins or any(d != _I64 for d in ins):
+        return None
+    u = lambda x: f"np.uint64({x})"  # noqa: E731
+    if op in ("add", "subtract", "multiply"):
+        return f"np.int64({u(a)} {_INFIX[op]} {u(b)})"
+    if op == "square":
+        return f"np.int64({u(a)} * {u(a)})"
+    if op == "negative":
+        return f"np.int64(np.uint64(0) - {u(a)})"
+    if op == "absolute":  # (abs of INT64_MIN is INT64_MIN)
+        return f"({a} if {a} >= 0 else np.int64(np.uint64(0) - {u(a)}))"
+    return None
 
 
 def _no(node: Node, ins: list[np.dtype]) -> str:

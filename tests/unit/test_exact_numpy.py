@@ -312,3 +312,12 @@ def test_floating_point_errors_raise_after_the_output_was_written(source, opts):
 def test_fortran_ordered_chains_still_fuse(source):  # order='K' results are transposed views: their chains fuse
     f = check(source, "a = np.arange(12.0).reshape(3, 4)", backend="cpu")
     assert f.report.kernels == 1, f.report.kernel_list
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "v = 255.0 // np.square(a)", "v = a * b; w = a + b; x = a - b; y = -a; z = abs(a); q = np.square(a)",
+    "v = (a * a) > 0; w = (a + a) < a; x = np.float64(a * 3)", "v = np.sign(a * a); w = (a * 2).astype(np.float32)",
+)
+def test_int64_arithmetic_wraps_as_numpys(source, opts):  # (found by the generator: seed 216)
+    check(source, "a = np.array([-2**63, 2**63 - 1, 0, -7, 3037000500, 2**62]); b = a[::-1].copy()", **opts)
