@@ -714,6 +714,9 @@ def _combine(node: Node, acc: str, v: str, idx: str, src: np.dtype) -> list[str]
 
 def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     k = ctx.kernel
+    for r in k.nodes:  # var(dtype=int): NumPy's mean, deviations and squares wrap in that integer dtype
+        if r.op in ("var", "std") and r.dtype.kind != "f":
+            raise CannotRender(f"{r.op} in {r.dtype}: NumPy's integer arithmetic")
     space, axes = k.shape, k.axes
     nd = len(space)
     outer = [d for d in range(nd) if d not in axes]

@@ -321,3 +321,11 @@ def test_fortran_ordered_chains_still_fuse(source):  # order='K' results are tra
 )
 def test_int64_arithmetic_wraps_as_numpys(source, opts):  # (found by the generator: seed 216)
     check(source, "a = np.array([-2**63, 2**63 - 1, 0, -7, 3037000500, 2**62]); b = a[::-1].copy()", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("print(b.std(dtype=np.uint16))", "v = round(np.var(a, dtype=np.int64, ddof=2))",
+       "v = b.var(axis=0, dtype=np.int32); w = b.std(axis=1, dtype=np.int8, keepdims=True)")
+def test_var_and_std_in_an_integer_dtype_are_numpys_integer_arithmetic(source, opts):  # (generator: 146, 247)
+    check(source, "b = np.array([2, 3, 3, 254, 3, 254, 254, 2], dtype=np.uint8).reshape((4, 2)); a = np.array(True)",
+          **opts)
