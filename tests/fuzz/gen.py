@@ -642,6 +642,23 @@ def _plain_again(prog: Program, phase: int) -> harness.Outcome:
     return p
 
 
+def _full_traceback(prog: Program, phase: int, opts: dict) -> str:
+    """run_cell's exception with our own frames (JUPYTER_FUSE_DEBUG keeps them), from the runs up to ``phase``
+    again: where in jupyter_fuse it came from (the user sees the cell's lines only)."""
+    os.environ["JUPYTER_FUSE_DEBUG"] = "1"
+    try:
+        for i in range(phase + 1):
+            if i < 2:
+                ns = _fresh_ns(prog.setup(1 + i))
+                inputs = _inputs(prog, [ns])
+            else:
+                _mutate(inputs, random.Random(prog.seed + 17))
+            f, _ = _run(prog.source, ns, opts, f"<debug-{prog.seed}-{i}>")
+    finally:
+        del os.environ["JUPYTER_FUSE_DEBUG"]
+    return "".join(traceback.format_exception(f.error))[-3000:] if f.error is not None else "(no exception again)"
+
+
 def check_program(prog: Program, backend: str, replays: bool = True) -> Result:
     """Run ``prog`` under plain NumPy and under run_cell on ``backend``: first, on fresh inputs, on mutated
     inputs. Stops at the first difference of a run (later runs would compare diverged namespaces)."""
@@ -669,8 +686,8 @@ def check_program(prog: Program, backend: str, replays: bool = True) -> Result:
         res.hits += cache == "hit"
         message = _compare(p, f)
         if message is not None:
-            if f.error is not None and p.error is None:
-                message += "\n" + "".join(traceback.format_exception(f.error))[-3000:]
+            if f.error is not None and type(f.error) is not type(p.error):
+                message += "\n" + _full_traceback(prog, i, opts)
             category = _classify(source, message, p, f, warned, backend)
             if category == "deviation" and p.error is not None and (_raised_in_place(source, message, p, f)
                                                                     or _numpy_varies(prog, i, p)):
