@@ -28,6 +28,8 @@ class _Interface:
 
 
 def c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    if 0 in shape:  # a new empty array: NumPy's own strides for it (all 0 since NumPy 2.?; it allocates nothing)
+        return np.empty(shape, np.dtype(f"V{itemsize}")).strides
     strides, acc = [], itemsize
     for d in reversed(shape):
         strides.append(acc)

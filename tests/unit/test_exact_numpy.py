@@ -329,3 +329,11 @@ def test_int64_arithmetic_wraps_as_numpys(source, opts):  # (found by the genera
 def test_var_and_std_in_an_integer_dtype_are_numpys_integer_arithmetic(source, opts):  # (generator: 146, 247)
     check(source, "b = np.array([2, 3, 3, 254, 3, 254, 254, 2], dtype=np.uint8).reshape((4, 2)); a = np.array(True)",
           **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("y = a[:0] + 1; s = y.strides", "y = np.zeros((0, 3)); s = y.strides; t = y.T.strides",
+       "y = (a.T)[:0] * 2; s = y.strides; u = y.reshape(-1); w = u.strides",
+       "y = a[:, :0].sum(axis=1, keepdims=True); s = y.strides", "y = a[:0].copy(); y += 1; s = y[:, 1:].strides")
+def test_the_strides_of_a_new_empty_array_read_in_the_cell_are_numpys(source, opts):
+    check(source, "a = np.arange(6.0).reshape(2, 3)", **opts)
