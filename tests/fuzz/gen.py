@@ -412,10 +412,12 @@ class _Draw:
     def sync(self, fresh_name: Callable[[], str]) -> str:
         r = self.rng
         e = self.reduction() if r.random() < 0.6 else self.operand()
+        view = self.view(self.pick(self.arrays())) if self.arrays() else e  # (a view's strides, read in the cell)
         return r.choice([f"print({e})", f"{fresh_name()} = float({e})", f"{fresh_name()} = round({e}, 2)",
                          f"{fresh_name()} = round({e})", f"{fresh_name()} = int({e})", f"{fresh_name()} = bool({e})",
                          f"{fresh_name()} = {e}.item()", f"{fresh_name()} = {e}.tolist()", f"print({self.expr()})",
                          f"{fresh_name()} = complex({e})", f"{fresh_name()} = len({e})", f"{fresh_name()} = {e}.shape",
+                         f"{fresh_name()} = {e}.strides", f"{fresh_name()} = {view}.strides",
                          f"print(repr({e}), str({e}))", f"{fresh_name()} = f'{{{e}:.3}}'"])
 
     def raiser(self, fresh_name: Callable[[], str]) -> str:
