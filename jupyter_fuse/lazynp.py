@@ -483,7 +483,7 @@ def _like(maker: Callable, takes_fill: bool = False) -> Callable:
         dtype = a_dtype if dtype is None else dtype
         axes = views.order_axes(a._ghost(), order) if isinstance(a, LazyArray) and shape is None else None
         if axes is not None:  # NumPy's order='K': laid out like ``a``
-            return maker(tuple(a_shape[d] for d in axes), *fill, dtype=dtype).transpose(views.inverse(axes))
+            return maker(tuple(a_shape[d] for d in axes), *fill, dtype=dtype)._view("transpose", views.inverse(axes))
         return maker(a_shape if shape is None else shape, *fill, dtype=dtype)
 
     return fn

@@ -214,7 +214,7 @@ def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = (),
     if axes is not None:  # NumPy's order='K': computed along the inputs' memory order, seen through a transpose
         args = [_along(a, shape, axes) for a in args]
         node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, tuple(shape[d] for d in axes))
-        return fresh(node).transpose(views.inverse(axes))
+        return fresh(node)._view("transpose", views.inverse(axes))
     node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, shape)
     # NumPy's rule: a 0-d ufunc result is a NumPy scalar (even from 0-d arrays); the probe shows it
     return fresh(node, scalar=shape == () and not isinstance(r, np.ndarray))
@@ -222,8 +222,10 @@ def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = (),
 
 def _c_ordered(a: Any) -> bool:
     """Not an array, or one laid out in C order (the common case: answered without a ghost)."""
-    return not isinstance(a, LazyArray) or not a.ndim or (not a._chain and a._buf.node.layout is None) \
-        or a._ghost().flags.c_contiguous
+    if not isinstance(a, LazyArray) or not a.ndim:
+        return True
+    node = a._current()  # (an op's layout is None: C order; a view's or an input's is its strides)
+    return node.layout is None or views.c_contiguous(node.shape, node.layout[1], node.dtype.itemsize)
 
 
 def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -> tuple[int, ...] | None:
@@ -252,7 +254,7 @@ def _along(a: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
         return a
     if a.shape != shape:
         a = a._view("broadcast", shape, writeable=False)
-    return a.transpose(axes)
+    return a._view("transpose", axes)
 
 
 def astype(x: "LazyArray", dtype: Any, copy: bool = True, count: bool = True, order: str | None = None) -> "LazyArray":
@@ -265,7 +267,7 @@ def astype(x: "LazyArray", dtype: Any, copy: bool = True, count: bool = True, or
         return x
     axes = None if order is None or x.ndim < 2 else views.order_axes(x._ghost(), order)
     if axes is not None:  # a copy along that memory order, seen through a transpose
-        return astype(x.transpose(axes), dtype, copy, count).transpose(views.inverse(axes))
+        return astype(x._view("transpose", axes), dtype, copy, count)._view("transpose", views.inverse(axes))
     s = session()
     src = x._current()
     if dtype == x.dtype:
@@ -304,8 +306,8 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
     order = None if x.ndim < 2 or name in ("argmax", "argmin") or _c_ordered(x) else views.reduce_order(x._ghost())
     if order is not None:  # NumPy reduces along the input's memory order and keeps it (order='K'): so do we
         kept = [d for d in order if keepdims or d not in axes]
-        r = reduction(name, x.transpose(order), tuple(order.index(d) for d in axes), dtype, keepdims, ddof)
-        return r.transpose(tuple(int(i) for i in np.argsort(kept)))
+        r = reduction(name, x._view("transpose", order), tuple(order.index(d) for d in axes), dtype, keepdims, ddof)
+        return r._view("transpose", views.inverse(tuple(kept)))
     params = (("axis", naxis), ("keepdims", bool(keepdims)),
               ("dtype", None if dtype is None else np.dtype(dtype).str), ("ddof", ddof))
     node = session().bind(name, (x._current(),), params, np.asarray(r).dtype, shape)
@@ -345,7 +347,7 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
         fn(*[np.empty(0, a.dtype) if isinstance(a, LazyArray) else a for a in args], out=np.empty(0, out.dtype))
     inner = _storage_order(out, args)
     if inner is not None:  # ``out`` is a transposed view of a new array (order='K'): compute along its storage
-        ufunc_out(op, [_along(a, out.shape, inner) for a in args], out.transpose(inner))
+        ufunc_out(op, [_along(a, out.shape, inner) for a in args], out._view("transpose", inner))
         return out
     if op == "power" and out.dtype.kind in "iu" and isinstance(args[1], LazyArray) and args[1].dtype.kind in "iu":
         # a negative exponent in the data raises: NumPy has written the elements before it into ``out`` by then
@@ -380,7 +382,7 @@ def _storage_order(out: "LazyArray", args: list[Any]) -> tuple[int, ...] | None:
     if out.ndim < 2 or not out._chain or _c_ordered(out):
         return None
     axes = views.like_order(out._ghost())
-    if axes is None or out.transpose(axes)._current() is not out._buf.node:
+    if axes is None or out._view("transpose", axes)._current() is not out._buf.node:
         return None
     try:
         shapes = [a.shape for a in args if isinstance(a, LazyArray)]

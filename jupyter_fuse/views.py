@@ -160,7 +160,21 @@ def reduce_order(g: np.ndarray) -> tuple[int, ...] | None:
 
 
 def inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(int(i) for i in np.argsort(axes))
+    """The transpose that undoes ``transpose(axes)``; for a subset of axes, the one that sorts them."""
+    return tuple(sorted(range(len(axes)), key=axes.__getitem__))
+
+
+def c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> bool:
+    """NumPy's C_CONTIGUOUS flag for these strides (size-1 axes do not count; an empty array is)."""
+    if 0 in shape:
+        return True
+    expected = itemsize
+    for d, st in zip(reversed(shape), reversed(strides)):
+        if d != 1:
+            if st != expected:
+                return False
+            expected *= d
+    return True
 
 
 # -- index keys: hashable forms of basic indices ----------------------------
