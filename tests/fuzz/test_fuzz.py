@@ -77,3 +77,9 @@ def test_platform_defined_casts_are_classified():
     assert gen._classify("x = y.astype(np.int64)", message, p, f, ["invalid value encountered in cast"], "cpu") \
         == gen.PLATFORM[0]
     assert gen._classify("x = y.astype(np.int64)", message, p, f, [], "cpu") == "deviation"
+    # what is computed from such a value too (a Python int from its min), but never its type
+    p, f = gen.harness.Outcome({"m": 0}, {}, ""), gen.harness.Outcome({"m": -32768}, {}, "")
+    assert gen._classify("m = round(y.astype(np.int16).min())", gen._compare(p, f), p, f, ["invalid value encountered in cast"],
+                         "cpu") == gen.PLATFORM[0]
+    p, f = gen.harness.Outcome({"m": 0}, {}, ""), gen.harness.Outcome({"m": 0.0}, {}, "")
+    assert gen._classify("m = y.min()", gen._compare(p, f), p, f, ["invalid value encountered in cast"], "cpu") == "deviation"
