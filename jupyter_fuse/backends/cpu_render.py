@@ -171,8 +171,10 @@ def sign_i(a):
     "ipow": '''
 @njit(cache=True)
 def ipow(a, b):
-    out = a - a + 1
-    base = a
+    # in uint64, whose products wrap as NumPy's integer loops do (numba's signed products are nsw: undefined
+    # on overflow); the caller casts to the loop dtype, which keeps the low bits
+    out = np.uint64(1)
+    base = np.uint64(a)
     while b > 0:
         if b & 1:
             out = out * base
@@ -514,7 +516,7 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
             raise CannotRender("integer power with a non-constant or negative exponent")
         ctx.helpers.add("ipow")
         base = _arg(ctx, node, 0, operands[0], ins[0])
-        lines.append(f"{name} = {_result(f'ipow({base}, {int(exp.params[1])})', ins[0], node.dtype)}")
+        lines.append(f"{name} = {_result(f'np.{ins[0].name}(ipow({base}, {int(exp.params[1])}))', ins[0], node.dtype)}")
         return
     fixed = fixed_comparison(op, node.args, ins)
     if fixed is not None:

@@ -337,3 +337,10 @@ def test_var_and_std_in_an_integer_dtype_are_numpys_integer_arithmetic(source, o
        "y = a[:, :0].sum(axis=1, keepdims=True); s = y.strides", "y = a[:0].copy(); y += 1; s = y[:, 1:].strides")
 def test_the_strides_of_a_new_empty_array_read_in_the_cell_are_numpys(source, opts):
     check(source, "a = np.arange(6.0).reshape(2, 3)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v1 = np.conjugate(np.isfinite(a))\nv2 = np.equal(np.isnan(v1), (a ** 2**40))",
+       "v = a ** 2**40; w = a ** 63; x = a ** 64", "v = i8 ** 7; w = i8 ** 100; x = (i8 + 0) ** 9; y = (i8 ** 9 == 0)")
+def test_integer_powers_wrap_as_numpys(source, opts):  # (found by the generator: seed 977)
+    check(source, "a = np.array(2, dtype=np.int64); i8 = np.array([3, -2, 2], np.int8)", **opts)
