@@ -210,6 +210,8 @@ def _cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
         return f"({expr} != 0)"
     if frm.kind == "f" and to == np.uint32:  # as C compilers do it on x86-64 (NumPy's result out of range)
         return f"np.uint32(np.int64({expr}))"
+    if frm.kind == "f" and to.kind in "iu" and to.itemsize < 4:  # C converts to int32, then keeps the low bits:
+        return f"np.{to.name}(np.int64({expr}))"  # -5.0 as uint16 is 65531 (and 40000.0 as int16 is -25536)
     if frm.kind == "f" and to == np.uint64:  # x86-64's double -> uint64: a signed conversion below 2**63, else
         # one offset by 2**63 (so NaN and < -2**63 give 2**63, and >= 2**64 gives 0, as NumPy's C cast)
         return (f"(np.uint64(np.int64({expr} - 9223372036854775808.0)) ^ np.uint64(9223372036854775808) "

@@ -344,3 +344,12 @@ def test_the_strides_of_a_new_empty_array_read_in_the_cell_are_numpys(source, op
        "v = a ** 2**40; w = a ** 63; x = a ** 64", "v = i8 ** 7; w = i8 ** 100; x = (i8 + 0) ** 9; y = (i8 ** 9 == 0)")
 def test_integer_powers_wrap_as_numpys(source, opts):  # (found by the generator: seed 977)
     check(source, "a = np.array(2, dtype=np.int64); i8 = np.array([3, -2, 2], np.int8)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("c = h.prod(axis=None, keepdims=True, dtype=np.uint16) > 0; d = h.prod(dtype=np.uint16)",
+       "v = f.astype(np.uint16); w = g.astype(np.int16); x = g.astype(np.uint8); y = f.astype(np.int8)",
+       "p = f.prod(dtype=np.uint16); q = (g * 1).astype(np.int8).sum(); r = (f * 1).astype(np.uint8) + 1")
+def test_float_to_small_int_casts_keep_the_low_bits_as_numpy_on_x86_64(source, opts):  # (generator: seed 1107)
+    check(source, "f = np.array([0.0, 4.5, -5.0, 8.0, 40000.0, -129.5, 255.9], dtype=np.float32); g = f.astype(np.float64); "
+                  "h = np.asfortranarray(np.array([4.0, 7.0, -5.0, 5.0], dtype=np.float32))", **opts)
