@@ -225,7 +225,8 @@ def _c_ordered(a: Any) -> bool:
     if not isinstance(a, LazyArray) or not a.ndim:
         return True
     node = a._current()  # (an op's layout is None: C order; a view's or an input's is its strides)
-    return node.layout is None or views.c_contiguous(node.shape, node.layout[1], node.dtype.itemsize)
+    # (an empty view is C-contiguous by NumPy's flags, yet a reduction of it still follows its strides)
+    return node.layout is None or 0 not in node.shape and views.c_contiguous(node.shape, node.layout[1], node.dtype.itemsize)
 
 
 def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -> tuple[int, ...] | None:

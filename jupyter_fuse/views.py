@@ -154,7 +154,7 @@ def order_axes(g: np.ndarray, order: str) -> tuple[int, ...] | None:
 
 def reduce_order(g: np.ndarray) -> tuple[int, ...] | None:
     """A reduction's output: the iterator's order of the input's axes (the reduced ones kept as size 1)."""
-    if g.ndim < 2 or g.size == 0:
+    if g.ndim < 2:  # (an empty input can still give a non-empty result: its order counts)
         return None
     return _nditer_order(g.shape, [g.strides])
 

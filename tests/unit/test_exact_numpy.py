@@ -353,3 +353,9 @@ def test_integer_powers_wrap_as_numpys(source, opts):  # (found by the generator
 def test_float_to_small_int_casts_keep_the_low_bits_as_numpy_on_x86_64(source, opts):  # (generator: seed 1107)
     check(source, "f = np.array([0.0, 4.5, -5.0, 8.0, 40000.0, -129.5, 255.9], dtype=np.float32); g = f.astype(np.float64); "
                   "h = np.asfortranarray(np.array([4.0, 7.0, -5.0, 5.0], dtype=np.float32))", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = a.swapaxes(0, 1).mean(axis=-1, keepdims=True)", "v = a.T.sum(axis=1, keepdims=True); w = (a.T * 2).max(axis=1, initial=0)")
+def test_a_reduction_of_an_empty_view_keeps_its_memory_order(source, opts):  # (found by the generator: seed 1129)
+    check(source, "a = np.array([], dtype=np.float32).reshape((0, 3))", **opts)
