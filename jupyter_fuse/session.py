@@ -40,8 +40,6 @@ class Session:
         self.buffers: dict[int, Any] = {}  # id(root ndarray) -> Buffer, so aliases share one
         self.wrapped: dict[int, Any] = {}  # id(ndarray) -> its LazyArray, so `a is b` survives
         self.keepalive: list[Any] = []  # objects whose ids are keys above
-        # live arrays by id (a WeakSet needs hashable items; arrays are not hashable)
-        self.live: "weakref.WeakValueDictionary[int, LazyArray]" = weakref.WeakValueDictionary()
         self.report = Report(backend=backend.name)
         self._kernel_count = 0
         self.namespace: dict | None = None  # the cell's namespace, set by the runner

@@ -172,34 +172,84 @@ def _contains_lazy(x: Any) -> bool:
 
 # -- the operation families -----------------------------------------------------
 
+# NumPy's answer (result dtype, and whether a 0-d result is an array) for an op on operands of these
+# kinds: asked once per kind by running the ufunc on probes, then remembered (a loop traces the same
+# op on the same dtypes thousands of times). Keys hold what NumPy's rule reads: array dtypes, the
+# type of a Python scalar, and for ints the sign and bit length (NEP 50 rejects out-of-range ints,
+# and probes of negative integer powers raise), so a kind never hides a different answer.
+_RULES: dict[tuple, tuple[np.dtype, bool]] = {}
+_BROADCAST: dict[tuple, tuple[int, ...]] = {}
+
+
+def _kind(a: Any) -> Any:
+    if isinstance(a, LazyArray):
+        return a.dtype
+    t = type(a)
+    if t is int:
+        return (int, a < 0, a.bit_length())
+    if isinstance(a, np.generic):
+        return (a.dtype, a < 0) if a.dtype.kind in "iu" else a.dtype
+    return t
+
+
+def _shape_of(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The broadcast shape; NumPy's own ValueError when there is none."""
+    first = shapes[0]
+    if all(sh == first for sh in shapes):
+        return first
+    key = tuple(shapes)
+    got = _BROADCAST.get(key)
+    if got is None:
+        got = np.broadcast_shapes(*shapes)
+        if len(_BROADCAST) > 4096:
+            _BROADCAST.clear()
+        _BROADCAST[key] = got
+    return got
+
+
 def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = ()) -> "LazyArray":
     """An elementwise op on operands; dtype and broadcasting by NumPy's rules."""
-    args = [operand(a) for a in args]
+    args = [a if type(a) is LazyArray else operand(a) for a in args]
+    shapes = [a.shape for a in args if type(a) is LazyArray]
+    try:
+        shape = _shape_of(shapes) if shapes else ()
+    except ValueError:
+        shape = None
+    if shape is not None:
+        key = (op, dtype, 0 in shape, *map(_kind, args))
+        rule = _RULES.get(key)
+        if rule is not None:
+            return _bind_elementwise(op, args, dtype, params, shape, *rule)
     fn = OPS[op].fn
     kw = {} if dtype is None else {"dtype": dtype}
-    shapes = [a.shape for a in args if isinstance(a, LazyArray)]
     with _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            shape = np.broadcast_shapes(*shapes)
-        except ValueError:  # let NumPy raise its own message
+        if shape is None:  # let NumPy raise its own message
             fn(*[np.broadcast_to(probe(a), a.shape) if isinstance(a, LazyArray) else a for a in args], **kw)
-            raise
+            shape = np.broadcast_shapes(*shapes)  # (raises, if the probe did not)
         # an empty result computes no element, so raises nothing (`empty_int ** -1`): probe with empties
         empty = 0 in shape
         r = fn(*[np.empty(0, a.dtype) if empty and isinstance(a, LazyArray) else probe(a) for a in args], **kw)
-    rdtype = np.asarray(r).dtype
-    if op == "power" and rdtype.kind in "iu" and isinstance(args[1], LazyArray):
+    rule = (np.asarray(r).dtype, isinstance(r, np.ndarray))
+    if len(_RULES) > 8192:
+        _RULES.clear()
+    _RULES[(op, dtype, empty, *map(_kind, args))] = rule
+    return _bind_elementwise(op, args, dtype, params, shape, *rule)
+
+
+def _bind_elementwise(op: str, args: list[Any], dtype: Any, params: tuple, shape: tuple[int, ...],
+                      rdtype: np.dtype, array_result: bool) -> "LazyArray":
+    if op == "power" and rdtype.kind in "iu" and type(args[1]) is LazyArray:
         # NumPy raises on a negative exponent in the data: run it now, at this line, as NumPy would
         from .lazynp import eager_call
 
-        return eager_call(fn, tuple(args), kw, "np.power",
+        return eager_call(OPS[op].fn, tuple(args), {} if dtype is None else {"dtype": dtype}, "np.power",
                           "integer power with an array exponent can raise (negative exponents): it runs eagerly")
     p = params + ((("dtype", np.dtype(dtype).str),) if dtype is not None else ())
     s = session()
-    node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, shape)
+    node = s.bind(op, tuple(a._current() if type(a) is LazyArray else s.const(a) for a in args), p, rdtype, shape)
     # NumPy's rule: a 0-d ufunc result is a NumPy scalar (even from 0-d arrays); the probe shows it
-    return fresh(node, scalar=shape == () and not isinstance(r, np.ndarray))
+    return fresh(node, scalar=shape == () and not array_result)
 
 
 def astype(x: "LazyArray", dtype: Any, copy: bool = True, count: bool = True) -> "LazyArray":
@@ -309,7 +359,6 @@ class LazyArray:
         self._s, self._buf, self._chain = s, buf, chain
         self._cache: tuple[Node, Node] | None = None
         self._origin, self.scalar, self._writeable = origin, scalar, writeable
-        s.live[id(self)] = self
 
     # -- graph ------------------------------------------------------------------
     def _current(self) -> Node:
