@@ -83,8 +83,10 @@ class Tape:
     def on_const(self, node: Any, value: Any) -> None:
         self.consts[node] = value
 
-    def on_eval(self, plan: Any) -> None:
-        self.steps.append(("eval", plan))
+    def on_eval(self, tmpl: Any, leaves: list, outs: list) -> None:
+        """A plan ran (``plans.Template``) on these leaves; ``outs``: (node, the leaf the cell's buffers
+        hold for it from now on, or None). The kernels' names are this cell's (a template is shared)."""
+        self.steps.append(("eval", tmpl, tuple(leaves), tuple(outs), tuple(k.name for k in tmpl.plan.kernels)))
 
     def on_sync(self, node: Any, scalar: bool, convert: Any, out: Any, cause: str, name: str | None) -> None:
         if isinstance(out, np.ndarray):
@@ -104,7 +106,8 @@ class Tape:
             for lz in list(s.wrapped.values()):
                 if lz._origin is not None and lz._origin.shape != lz.shape:
                     raise Unguardable("the cell assigns an array's .shape")
-            slot_of = {id(s.inputs[node.params[0]]): i for i, (node, _) in enumerate(self.slots)}
+            slot_of = {id(s.inputs[node.params[0]]): i for i, (node, _) in enumerate(self.slots)
+                       if node.params[0] in s.inputs}
             buffers, index = [], {}
             for buf in bufs:
                 slot = slot_of.get(id(buf.origin)) if buf.origin is not None else None
@@ -145,7 +148,7 @@ class Tape:
         return Entry(self.rec.guards, self.rec.keep, self.slots, self.consts, self.steps, self.effects,
                      self.nbytes + self.rec.data_bytes,
                      {"ops": r.ops, "syncs": list(r.syncs), "graph": r.graph, "nodes": r.nodes,
-                      "breaks": len(r.breaks)})
+                      "breaks": list(r.breaks), "fallbacks": list(r.fallbacks)})
 
 
 def _resolve_or_none(user: Any, path: tuple) -> Any:
@@ -220,7 +223,6 @@ class Entry:
         self.fixed = {**consts, **{node: src for node, (kind, src) in slots if kind == "const"}}
         self.inputs = [(node, src) for node, (kind, src) in slots if kind == "root"]
         self.hits = 0
-        self.prepared: dict[int, Any] = {}  # step -> backend launcher (``backend.prepare(plan)``), made once
         self._holds: Any = None  # the generated guard function, made at the first lookup
 
 
@@ -278,14 +280,13 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any) 
     for i, step in enumerate(entry.steps):
         kind = step[0]
         if kind == "eval":
-            prepare = getattr(backend, "prepare", None)  # a launcher for this very plan, made once
-            if prepare is None:  # (a backend made per run, like cupy's, holds that run's state)
-                backend.execute(step[1], values, report)
-                continue
-            run = entry.prepared.get(i)
-            if run is None:
-                run = entry.prepared[i] = prepare(step[1])
-            run(values, report)
+            _, tmpl, leaves, outs, names = step
+            for k, name in zip(tmpl.plan.kernels, names):
+                k.name = name
+            tmpl.run(backend, leaves, [n for n, _ in outs], values, report)
+            for n, ref in outs:
+                if ref is not None:
+                    values[ref] = values[n]
         elif kind == "sync":
             _, node, scalar, convert, expected, cause, line, name = step
             v = values[node] if host is None else host(values[node], _sync_cause(cause, line), line=line, name=name)
@@ -481,7 +482,7 @@ class PlanCache:
             lines.append(f"- [{backend}{flags}] {first[:60]!r}: {len(es)} entr"
                          f"{'ies' if len(es) != 1 else 'y'}, {st.get('hit', 0)} hits, {st.get('miss', 0)} misses")
             for i, e in enumerate(es):
-                lines.append(f"    entry {i}: {len(e.guards)} guards, {sum(s[0] == 'eval' for s in e.steps)} plans, "
+                lines.append(f"    entry {i}: {len(e.guards)} guards, {sum(s[0] == 'eval' for s in e.steps)} plans run, "
                              f"{e.hits} hits")
                 lines += [f"      {t}" for t in e.texts[:12]]
                 if len(e.texts) > 12:

@@ -140,8 +140,9 @@ def _recording_print(s: Session, real_print: Any) -> Any:
         items, parts = [], []
         for a in args:
             if isinstance(a, LazyArray):
+                node = a._current()  # (the node evaluated: afterwards the array holds a leaf for it)
                 value = a._value("str()/print")
-                items.append(("node", a._current(), a.scalar))
+                items.append(("node", node, a.scalar))
                 parts.append(str(value))
             else:
                 text = str(a)

@@ -11,6 +11,8 @@ A node is one of three kinds (``Node.kind``):
   the namespace, an eager result, a random draw. ``params[0]`` is its slot in
   the session's input list; the data itself is never in the IR, so two runs on
   different arrays of the same kind give the same graph.
+  A ``"ref"`` is a value the cell computed at an earlier evaluation: arrays
+  holding it start their new graphs there, so old graphs can be freed.
 * ``"view"`` — a strided window onto its single argument (slice, transpose,
   reshape-as-view, broadcast, new axis). Views compute nothing; every view
   carries ``layout = (offset, strides)`` in elements relative to the *storage*
@@ -30,7 +32,7 @@ import numpy as np
 Shape = tuple[int, ...]
 
 _VIEW_OPS = frozenset({"view"})
-_INPUT_OPS = frozenset({"input", "const"})
+_INPUT_OPS = frozenset({"input", "const", "ref"})
 
 
 class Node:
@@ -114,10 +116,11 @@ def describe(node: Node) -> str:
     return f"{node.dtype.str[1:]}[{','.join(map(str, node.shape))}]"
 
 
-def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None) -> list[Node]:
+def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None, views: bool = False) -> list[Node]:
     """Nodes reachable from ``roots`` in dependency order (iterative DFS).
 
-    Nodes in ``stop`` (already computed values) are included but not expanded.
+    Nodes in ``stop`` (already computed values) are included but not expanded; with ``views``,
+    views in ``stop`` are expanded all the same (a kernel reads a view through its storage).
     """
     order: list[Node] = []
     seen: set[Node] = set()
@@ -131,7 +134,7 @@ def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None) -> l
             continue
         seen.add(node)
         stack.append((node, True))
-        if stop is None or node not in stop:
+        if stop is None or node not in stop or views and node.op == "view":
             stack.extend((a, False) for a in reversed(node.args) if a not in seen)
     return order
 
@@ -158,6 +161,8 @@ def describe_params(node: Node) -> str:
     """The node's parameters in words, for tooltips (``axis=(0,) keepdims=False``)."""
     if node.op == "input":
         return f"input slot {node.params[0]}"
+    if node.op == "ref":
+        return "a value computed earlier in the cell"
     if node.op == "const":
         return f"constant {node.params[1]!r}"
     if node.op == "view":

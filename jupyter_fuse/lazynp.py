@@ -76,10 +76,11 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
 def _record_eager(s: Any, what: str, reason: str, read: list, result: Any, elapsed: float, **extra: Any) -> None:
     """The kernel list's entry for a call that ran outside the trace."""
     s.report.times["run"] += elapsed
-    s.report.kernel_list.append({"name": s.next_kernel_name(), "kind": "eager", "ops": [what],
-                                 "lines": [ln for ln in [s.line()] if ln is not None],
-                                 "bytes_read": _nbytes(read), "bytes_written": _nbytes(result),
-                                 "time": elapsed, "source": None, "fallback": reason, **extra})
+    line = s.line()
+    s.report.launched({"name": s.eager_name(what, line), "kind": "eager", "ops": [what],
+                       "lines": [ln for ln in [line] if ln is not None],
+                       "bytes_read": _nbytes(read), "bytes_written": _nbytes(result),
+                       "source": None, "fallback": reason, **extra}, elapsed)
 
 
 def _device_call(s: Any, func: Callable, twin: str, args: tuple, kwargs: dict, what: str, reason: str) -> Any:

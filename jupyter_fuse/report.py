@@ -41,6 +41,39 @@ class Report:
     options: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # the user's exception, if the cell raised
     result: Any = field(default=None, repr=False, compare=False)  # the cell's value (not serialized)
+    # kernel name -> its kernel_list entry; (line, what) -> its sync or fallback entry: a loop that runs
+    # a kernel (or syncs, or falls back) 100,000 times keeps one entry with a count, not 100,000
+    _entries: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def launched(self, static: dict, elapsed: float, **extra: Any) -> None:
+        """One kernel launch. ``static`` is what every launch of this kernel shares (name, ops, lines,
+        bytes, source); a kernel that already ran in this cell counts into its entry (``launches``,
+        total ``time`` and bytes), so ``kernels`` counts launches and ``kernel_list`` kernels."""
+        self.kernels += 1
+        e = self._entries.get(("k", static["name"]))
+        if e is None:
+            e = self._entries[("k", static["name"])] = {**static, "time": elapsed, **extra, "launches": 1}
+            self.kernel_list.append(e)
+            return
+        e["launches"] += 1
+        e["time"] += elapsed
+        e["bytes_read"] += static["bytes_read"]
+        e["bytes_written"] += static["bytes_written"]
+        if extra.get("compile_time"):
+            e["compile_time"] = e.get("compile_time", 0.0) + extra["compile_time"]
+
+    def counted(self, kind: str, entry: dict) -> bool:
+        """Add a sync or fallback entry (``kind`` is "syncs" or "fallbacks"), or count a repeat of one
+        at the same line (``count``). True when the entry is new."""
+        key = (kind, entry.get("line"), entry.get("cause", entry.get("op")), entry.get("reason"))
+        e = self._entries.get(key)
+        if e is not None:
+            e["count"] += 1
+            return False
+        entry["count"] = 1
+        self._entries[key] = entry
+        getattr(self, kind).append(entry)
+        return True
 
     @property
     def bytes_moved(self) -> int:
@@ -69,7 +102,7 @@ class Report:
         return " · ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k != "result"}
+        d = {k: v for k, v in self.__dict__.items() if k != "result" and not k.startswith("_")}
         d["schema"] = SCHEMA_VERSION
         d["bytes_moved"] = self.bytes_moved
         return json.loads(json.dumps(d, default=str))  # guarantees JSON-serializable
@@ -77,8 +110,9 @@ class Report:
     def __repr__(self) -> str:
         lines = [self.summary()]
         for k in self.kernel_list:
+            times = f" x{k['launches']}" if k.get("launches", 1) > 1 else ""
             lines.append(
-                f"  {k['name']}: {', '.join(k['ops'])} (lines {_lines(k['lines'])}) "
+                f"  {k['name']}{times}: {', '.join(k['ops'])} (lines {_lines(k['lines'])}) "
                 f"{_bytes(k['bytes_read'])} in, {_bytes(k['bytes_written'])} out, {_ms(k['time'])}"
             )
         reasons: dict[str, int] = {}
@@ -87,9 +121,11 @@ class Report:
         for reason, n in reasons.items():
             lines.append(f"  break{f' x{n}' if n > 1 else ''}: {reason}")
         for f in self.fallbacks:
-            lines.append(f"  fallback (line {f['line']}): {f['op']}: {f['reason']}")
+            times = f" x{f['count']}" if f.get("count", 1) > 1 else ""
+            lines.append(f"  fallback (line {f['line']}){times}: {f['op']}: {f['reason']}")
         for s in self.syncs:
-            lines.append(f"  sync (line {s['line']}): {s['cause']}")
+            times = f" x{s['count']}" if s.get("count", 1) > 1 else ""
+            lines.append(f"  sync (line {s['line']}){times}: {s['cause']}")
         return "\n".join(lines)
 
 

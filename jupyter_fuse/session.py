@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import sys
 import time
-import weakref
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
-from .ir import Node, describe_params
+from . import fuse, plans
+from .ir import Node, describe_params, toposort
 from .report import Report
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,12 +29,20 @@ def active() -> "Session | None":
     return _ACTIVE
 
 
+# A graph no Python read has forced is evaluated once it holds this many ops, at the start of a
+# loop iteration where it can: a 100,000-iteration loop keeps its memory flat, and its chunks have
+# one structure (one plan, one set of kernels) however long it runs.
+BOUND = 1000
+MAX_GRAPH_NODES = 2000  # nodes the report's graph records (a long loop's first iterations)
+MAX_ROOTS = 200  # evaluated values the printed graph starts from
+
+
 class Session:
     def __init__(self, backend: "Backend", filename: str, fuse: bool = True) -> None:
         self.backend = backend
         self.filename = filename  # the cell's code filename: how we find user lines
         self.fuse = fuse
-        self.inputs: list[Any] = []  # slot -> concrete array
+        self.inputs: dict[int, Any] = {}  # slot -> array read from outside (the user's own storage)
         self.values: dict[Node, Any] = {}  # node -> concrete value, for computed nodes
         self.lines: dict[Node, list[int]] = {}  # provenance: cell lines that built a node
         self.buffers: dict[int, Any] = {}  # id(root ndarray) -> Buffer, so aliases share one
@@ -47,17 +55,27 @@ class Session:
         self._sync: str | None = None
         self._compile_seen = 0.0
         self.implicit: set[Node] = set()  # nodes that are part of another eager op (see fuse.partition)
-        self.roots: list[Node] = []  # every node evaluated, for the printed graph
+        self.roots: list[Node] = []  # evaluated values, for the printed graph (the first MAX_ROOTS)
         self._node_ids: dict[Node, int] = {}
         self.eager_results: dict[int, str] = {}  # id(array a NumPy fallback returned) -> what ran
         self.tape: Any = None  # the plan cache's recorder (cache.Tape) while a cached run traces
+        # every buffer of the cell by id, dropped when only this dict holds it: what a flush
+        # evaluates and what keeps values alive
+        self.bufs: dict[int, Any] = {}
+        self.pending = 0  # ops traced since the graph was last flushed
+        self._chunk_line: int | None = None  # the line a flush waits for (a loop's first)
+        self._prev_line: int | None = None
+        self._slots = 0
+        self._refs: dict[Node, Node] = {}  # computed node -> the leaf its buffers now hold
+        self._named: dict[int, Any] = {}  # id(template) -> template, once its kernels are named here
+        self._eager_names: dict[tuple, str] = {}
+        self._gc_at = 256  # values held before unreachable ones are dropped
 
     def close(self) -> None:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
         arrays and the session refer to each other), so last run's arrays die with their names."""
-        for big in (self.values, self.wrapped, self.buffers, self.lines):
+        for big in (self.values, self.wrapped, self.buffers, self.lines, self.bufs, self._refs, self.inputs):
             big.clear()
-        self.inputs.clear()
         self.keepalive.clear()
         self.namespace = None
 
@@ -74,8 +92,9 @@ class Session:
     def line(self) -> int | None:
         """The cell line executing now (innermost frame of the cell's code)."""
         frame = sys._getframe(1)
+        filename = self.filename
         while frame is not None:
-            if frame.f_code.co_filename == self.filename:
+            if frame.f_code.co_filename == filename:
                 return frame.f_lineno
             frame = frame.f_back
         return None
@@ -89,17 +108,54 @@ class Session:
             self.report.ops += 1
         elif node.kind == "op":
             self.implicit.add(node)
+        self.pending += 1
         line = self.line()
         if line is not None:
-            lines = self.lines.setdefault(node, [])
-            if line not in lines:
+            lines = self.lines.get(node)
+            if lines is None:
+                self.lines[node] = [line]
+            elif line not in lines:
                 lines.append(line)
         return node
 
-    def add_input(self, value: Any) -> Node:
-        """A concrete array becomes an input node (a kernel argument)."""
-        slot = len(self.inputs)
-        self.inputs.append(value)
+    def hold(self, buf: Any) -> None:
+        """A buffer whose contents are now a traced node (a new array, or a write into one): a
+        flush computes it while it lives. Flushes happen here, between whole operations."""
+        self.bufs[id(buf)] = buf
+        if self.pending > BOUND:
+            line = self._prev_line
+            now = self._prev_line = self.line()
+            # wait for the line the last chunk started at, first op of its statement: every chunk
+            # of a loop then starts at the same point of its body and has the same structure
+            if (now == self._chunk_line and line != now) or self.pending > 4 * BOUND:
+                self.flush()
+                self._chunk_line = self.line()
+        elif self._chunk_line is None:
+            self._chunk_line = self.line()
+
+    def flush(self) -> None:
+        """Evaluate every live array's pending value (the graph outgrew ``BOUND``)."""
+        self.pending = 0
+        live = [b.node for b in self._live_buffers() if b.node not in self.values]
+        if live:
+            self.evaluate(live)
+
+    def _live_buffers(self) -> list[Any]:
+        """Buffers something besides this session holds (a lazy array, a view of one)."""
+        bufs = self.bufs
+        dead = [k for k, b in bufs.items() if sys.getrefcount(b) <= 3]  # bufs' ref, `b`, the argument
+        for k in dead:
+            del bufs[k]
+        return list(bufs.values())
+
+    def add_input(self, value: Any, origin: bool = True) -> Node:
+        """A concrete array becomes an input node (a kernel argument). ``origin``: the storage of an
+        array Python holds, kept for the cell's whole run; other inputs (storage an eager write made)
+        live in ``values`` only, as long as a held buffer reads them."""
+        slot = self._slots
+        self._slots += 1
+        if origin:
+            self.inputs[slot] = value
         layout = (0, tuple(value.strides))
         node = Node.make("input", (), (slot,), value.dtype, tuple(value.shape), layout)
         self.values[node] = value
@@ -111,11 +167,10 @@ class Session:
         """A Python or NumPy scalar operand, baked into the graph by value."""
         if isinstance(value, np.generic):
             node = Node.make("const", (), (type(value).__name__, value.item()), value.dtype, ())
-            self.values[node] = value
         else:
             # repr keeps 0.0 and -0.0 apart (they compare equal)
             node = Node.make("const", (), (type(value).__name__, value, repr(value)), None, ())
-            self.values[node] = value
+        self.values[node] = value
         if self.tape is not None:
             self.tape.on_const(node, value)
         return node
@@ -126,29 +181,106 @@ class Session:
 
         ``final``: the end of the cell, so nothing beyond ``nodes`` will be read again.
         """
-        missing = [n for n in dict.fromkeys(nodes) if n not in self.values]
-        self.roots.extend(missing)
+        values = self.values
+        missing = [n for n in dict.fromkeys(nodes) if n not in values]
         if missing:
-            from . import fuse
-
+            if len(self.roots) < MAX_ROOTS:
+                self.roots.extend(missing[:MAX_ROOTS - len(self.roots)])
             t0 = time.perf_counter()
-            plan = fuse.partition(missing, self.values, self._keep(), fuse=self.fuse and self.backend.fuses,
-                                  lines=self.lines, implicit=self.implicit, supports=self.backend.supports,
-                                  synced=self.synced, staged=getattr(self.backend, "staged", False),
-                                  keep_reductions=not final)
-            self._name_kernels(plan)
-            if self.tape is not None:
-                self.tape.on_eval(plan)
+            frame = toposort(missing, stop=values, views=True)
+            tmpl, fresh = self._template(frame, missing, final)
+            leaves = [frame[i] for i in tmpl.leaves]
+            outs = [frame[i] for i in tmpl.outs]
+            if id(tmpl) not in self._named:
+                self._name(tmpl, frame)
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
-            self.backend.execute(plan, self.values, self.report)
+            tmpl.run(self.backend, leaves, outs, values, self.report)
             self.report.times["run"] += time.perf_counter() - t1 - self._compile_delta()
             if self._sync is not None:  # values this sync stored: later kernels read them from memory
-                for n in [o for k in plan.kernels for o in k.outputs] + missing:
-                    if n in self.values:
-                        self.synced[n] = self._sync
+                for n in outs:
+                    self.synced[n] = self._sync
+            result = [values[n] for n in nodes]
+            refs = self._rebase()
+            if self.tape is not None:
+                self.tape.on_eval(tmpl, leaves, [(n, refs.get(n)) for n in outs])
+            if len(values) > self._gc_at:
+                self._collect()
+        else:
+            result = [values[n] for n in nodes]
         self._sync = None
-        return [self.values[n] for n in nodes]
+        return result
+
+    def _template(self, frame: list[Node], missing: list[Node], final: bool) -> tuple[Any, bool]:
+        """The plan for this graph: made before for a graph of this structure, or made now."""
+        keep = self._keep()
+        backend = self.backend
+        fuses = self.fuse and backend.fuses
+        staged = getattr(backend, "staged", False)
+        options = (backend.name, type(backend).__name__, fuses, staged, final)
+        k = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced)
+        tmpl = plans.lookup(k)
+        if tmpl is not None:
+            return tmpl, False
+        plan = fuse.partition(missing, self.values, keep, fuse=fuses, lines=self.lines, implicit=self.implicit,
+                              supports=backend.supports, synced=self.synced, staged=staged,
+                              keep_reductions=not final)
+        tmpl = plans.Template(plan, frame, self.values)
+        plans.store(k, tmpl)
+        return tmpl, True
+
+    def _name(self, tmpl: Any, frame: list[Node]) -> None:
+        """The template's first run in this cell: its kernels get this cell's names, its cuts and
+        graph go into the report (later runs of it only count launches)."""
+        self._named[id(tmpl)] = tmpl  # (held, so the id stays this template's)
+        kernels = tmpl.plan.kernels
+        for k in kernels:
+            k.name = self.next_kernel_name()
+        for b in tmpl.breaks:
+            frm = kernels[b["from"]].name if isinstance(b["from"], int) else b["from"]
+            self.report.breaks.append({**b, "from": frm, "to": kernels[b["to"]].name})
+        if len(self.report.nodes) < MAX_GRAPH_NODES:
+            mine = {node: i for i, node in enumerate(tmpl.frame)}
+            for k in kernels:
+                for node in k.nodes:
+                    self._graph_node(frame[mine[node]], k.name)
+
+    def _rebase(self) -> dict[Node, Node]:
+        """Buffers holding a value just computed now hold a leaf for it: graphs traced later start
+        there, and the graph that computed it can be freed (a long loop's memory stays flat)."""
+        values, refs = self.values, self._refs
+        made: dict[Node, Node] = {}
+        for b in self._live_buffers():
+            node = b.node
+            if node.kind == "op" and node in values:
+                ref = refs.get(node)
+                if ref is None:
+                    ref = made[node] = refs[node] = Node.make("ref", (), (len(refs),), node.dtype, node.shape)
+                    values[ref] = values[node]
+                    if node in self.synced:
+                        self.synced[ref] = self.synced[node]
+                b.node = ref
+        return made
+
+    def _collect(self) -> None:
+        """Drop values no live array can read any more (nor the nodes' lines and marks)."""
+        values = self.values
+        live: set[Node] = set()
+        stack = [b.node for b in self._live_buffers()]
+        while stack:
+            n = stack.pop()
+            if n not in live:
+                live.add(n)
+                if n not in values:
+                    stack.extend(n.args)
+        inputs = self.inputs
+        self.values = {n: v for n, v in values.items()
+                       if n in live or n.op == "const" or n.op == "input" and n.params[0] in inputs}
+        self.lines = {n: v for n, v in self.lines.items() if n in live}
+        self.synced = {n: v for n, v in self.synced.items() if n in live}
+        self.implicit = {n for n in self.implicit if n in live}
+        self._refs = {n: r for n, r in self._refs.items() if n in live}
+        self._gc_at = max(256, 2 * len(self.values))
 
     def _keep(self) -> set[Node]:
         """Values worth storing besides the targets: those the cell's names still hold.
@@ -167,17 +299,6 @@ class Session:
         now = self.report.times["compile"]
         delta, self._compile_seen = now - self._compile_seen, now
         return delta
-
-    def _name_kernels(self, plan: "fuse.Plan") -> None:
-        """Unique kernel names in the cell, and the graph the dashboard draws."""
-        renames = {}
-        for k in plan.kernels:
-            renames[k.name] = k.name = self.next_kernel_name()
-        for b in plan.breaks:
-            b["from"], b["to"] = renames.get(b.get("from"), b.get("from")), renames.get(b.get("to"), b.get("to"))
-        for k in plan.kernels:
-            for node in k.nodes:
-                self._graph_node(node, k.name)
 
     def next_kernel_name(self) -> str:
         self._kernel_count += 1
@@ -198,9 +319,16 @@ class Session:
             self.report.nodes[nid]["kernel"] = kernel
         return nid
 
+    def eager_name(self, what: str, line: int | None) -> str:
+        """The kernel name of a call run outside the trace: one per call site (a loop repeats it)."""
+        name = self._eager_names.get((what, line))
+        if name is None:
+            name = self._eager_names[(what, line)] = self.next_kernel_name()
+        return name
+
     def record_sync(self, cause: str) -> None:
         line = self.line()
-        self.report.syncs.append({"line": line, "cause": cause})
+        self.report.counted("syncs", {"line": line, "cause": cause})
         self._sync = f"a sync at line {line} ({cause}) computed this value first"
 
     # -- where values live (identity for host backends; the cupy backend moves and records) ----
@@ -242,10 +370,10 @@ class Session:
     def note_untraced(self, name: str, arr: np.ndarray) -> None:
         """The cell read an array that is not traced (object/string/datetime dtype, np.matrix)."""
         kind = "an np.matrix" if isinstance(arr, np.matrix) else f"an array of dtype {arr.dtype}"
-        self.report.fallbacks.append({"line": self.line(), "op": name, "reason": (
+        self.report.counted("fallbacks", {"line": self.line(), "op": name, "reason": (
             f"{name} is {kind}, which is not traced: what the cell does with it runs as plain NumPy")})
 
     def record_fallback(self, what: str, reason: str) -> None:
-        self.report.fallbacks.append({"line": self.line(), "op": what, "reason": reason})
+        """A call that runs outside the trace (its launch is counted when it ran: ``Report.launched``)."""
+        self.report.counted("fallbacks", {"line": self.line(), "op": what, "reason": reason})
         self.report.ops += 1
-        self.report.kernels += 1

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import views
+from .fperrors import errors_raise
 from .ir import Node
 from .ops import OPS, REDUCTIONS, UFUNC_REDUCE, UFUNCS
 from .session import Session, active
@@ -69,30 +70,14 @@ def _quiet():
 def fresh(node: Node, scalar: bool = False) -> "LazyArray":
     """A new array owning a new buffer holding ``node``."""
     s = session()
-    lz = LazyArray(s, Buffer(node), (), scalar=scalar)
+    buf = Buffer(node)
+    lz = LazyArray(s, buf, (), scalar=scalar)
+    s.hold(buf)
     if errors_raise():  # under np.errstate(...='raise') NumPy raises FloatingPointError at this very line
         s.evaluate([node])
     return lz
 
 
-def errors_raise() -> bool:
-    """Does np.errstate/np.seterr ask for floating-point errors to raise (or call a function)?
-
-    Asked once per traced op and per replayed plan, so the answer is kept for NumPy's current
-    error-state object (a new object each time errstate/seterr changes it; the one kept stays
-    alive, so its id is not reused)."""
-    state = _EXTOBJ.get() if _EXTOBJ is not None else None
-    if state is None or state is not _errors[0]:
-        modes = np.geterr().values()
-        _errors[:] = [state, "raise" in modes or "call" in modes]
-    return _errors[1]
-
-
-try:  # NumPy >= 2.0 keeps the error state in a context variable (private: without it, ask every time)
-    from numpy._core._ufunc_config import _extobj_contextvar as _EXTOBJ
-except ImportError:  # pragma: no cover
-    _EXTOBJ = None
-_errors: list = [object(), False]
 
 
 def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
@@ -400,6 +385,7 @@ class LazyArray:
             buf.node = self._s.bind("setitem", (buf.node, value), (self._chain, target.shape, target.layout),
                                     buf.node.dtype, buf.node.shape, count=count)
         buf.dirty = True
+        self._s.hold(buf)
 
     # -- values (syncs) ------------------------------------------------------------
     def _value(self, cause: str | None = None, name: str | None = None) -> Any:
@@ -415,9 +401,10 @@ class LazyArray:
         whose replay recomputes it and abandons the replay if Python would now see another value."""
         s = self._s
         name = s.name_of(self) if s.tape is not None else None  # once, for the ledger and the tape
+        node = self._current()  # (the node evaluated: afterwards the array holds a leaf for it)
         out = convert(self._value(cause, name))
         if s.tape is not None:
-            s.tape.on_sync(self._current(), self.scalar, convert, out, cause, name)
+            s.tape.on_sync(node, self.scalar, convert, out, cause, name)
         return out
 
     def _writable_real(self) -> np.ndarray:
@@ -426,7 +413,8 @@ class LazyArray:
         (value,) = s.evaluate([self._buf.node])
         value = s.to_host(value, "sync: an eager (NumPy) operation writes into this array", lazy=self)
         storage = np.array(value, copy=True, order="K")
-        self._buf.node = s.add_input(storage)
+        self._buf.node = s.add_input(storage, origin=False)
+        s.hold(self._buf)
         self._buf.dirty = True
         return views.apply_chain(storage, self._chain)
 

@@ -29,7 +29,7 @@ from .. import __version__, buffers, views
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import family
-from ..trace import errors_raise
+from ..fperrors import errors_raise
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
 from .numpy import execute_plan, kernel_entry, resolve, run_on_numpy
 
@@ -132,8 +132,8 @@ class CpuBackend:
             if not entry:
                 written = sum(a.nbytes for a in outs) + (dest[2] if dest else 0)
                 entry.update(kernel_entry(kernel, 0.0, read_bytes, rendered.source, written=written, parallel=parallel))
-            report.kernels += 1
-            report.kernel_list.append({**entry, "time": elapsed, "compile_time": compile_time, "cache": how})
+            entry["name"] = kernel.name  # (a plan shared between cells is named in each cell anew)
+            report.launched(entry, elapsed, compile_time=compile_time, cache=how)
 
         return launch
 

@@ -501,7 +501,6 @@ class _CudaBase:
                     values[node] = self._view(storage, _chain(node))
                 else:
                     resolve(node, values)
-        report.breaks.extend(plan.breaks)
         self._finish(report)
 
     def _storage_value(self, node: Node, values: dict) -> Any:
