@@ -143,7 +143,7 @@ class _Partitioner:
         else:
             k = self._new(_kind_alone(node), node)
         # the specific reasons first: a cut between two kernels is recorded once, with its best reason
-        for a in sorted(node.args, key=lambda a: a not in why):
+        for a in sorted(node.args, key=lambda a: a not in why) if why else node.args:
             self._break(a, k, why.get(a))
 
     def _candidates(self, node: Node, why: dict) -> list[tuple[Kernel, str]]:
@@ -158,7 +158,8 @@ class _Partitioner:
                 why[a] = role[1]
             else:
                 out.append((k, role))
-        out.sort(key=lambda kr: -kr[0].seq)
+        if len(out) > 1:
+            out.sort(key=lambda kr: -kr[0].seq)
         return out
 
     def _siblings(self, node: Node) -> list[tuple[Kernel, str]]:
@@ -170,23 +171,22 @@ class _Partitioner:
         else:
             shape, axes, kind, role = node.shape, (), "ew", "pro"
         recent = self.spaces.get((kind, shape, axes), ())
-        return [(k, role) for k in recent[::-1][:self.SIBLING_WINDOW]
+        return [(k, role) for k in recent[:-self.SIBLING_WINDOW - 1:-1]
                 if id(k) not in self.merged and k.kind == kind and k.shape == shape and k.axes == axes
                 and len(k.nodes) < MAX_KERNEL_OPS]
 
     def _role(self, k: Kernel, a: Node, node: Node) -> "str | tuple[None, str]":
         """The phase ``node`` would take in ``k`` (which computes ``a``), or (None, why not)."""
         src = a.storage()
-        at = _line(self.lines, src)
         if k.kind == "single":
-            return None, f"`{src.op}`{at} is a library op: a kernel boundary"
+            return None, f"`{src.op}`{_line(self.lines, src)} is a library op: a kernel boundary"
         if k.kind == "scatter":
-            return None, f"`{src.op}`{at} is an assignment through a view: a kernel boundary"
+            return None, f"`{src.op}`{_line(self.lines, src)} is an assignment through a view: a kernel boundary"
         if len(k.nodes) >= MAX_KERNEL_OPS:
             return None, f"kernel size limit ({MAX_KERNEL_OPS} ops)"
         if a.op == "view":
             kinds = "/".join(dict.fromkeys(kind for kind, _ in a.params))
-            return None, f"a view ({kinds}) of `{src.op}`{at}, which {k.name} computes: written to memory first"
+            return None, f"a view ({kinds}) of `{src.op}`{_line(self.lines, src)}, which {k.name} computes: written to memory first"
         phase = k.phase.get(src, "pro")
         if node.op == "setitem":
             if a is node.args[0]:
@@ -196,7 +196,7 @@ class _Partitioner:
             return "pro"
         if family(node.op) == "reduce":
             if phase != "pro":
-                return None, f"reduction boundary: `{node.op}` needs the complete result of `{src.op}`{at}"
+                return None, f"reduction boundary: `{node.op}` needs the complete result of `{src.op}`{_line(self.lines, src)}"
             if k.shape != a.shape:
                 return None, f"shape change: {k.shape} -> {a.shape}"
             if k.kind == "reduce" and k.axes != reduce_axes(node):
@@ -205,12 +205,12 @@ class _Partitioner:
         if phase == "pro":
             if node.shape == k.shape:
                 return "pro"
-            return None, f"shape change: {src.shape} -> {node.shape} (broadcast of `{src.op}`{at})"
+            return None, f"shape change: {src.shape} -> {node.shape} (broadcast of `{src.op}`{_line(self.lines, src)})"
         if node.shape == src.shape:
             return "epi"
         if node.shape == k.shape and self._per_row(a, k):
             return "pro"  # a later stage: the reduction is finished for this output element
-        return None, f"reduction boundary: needs the complete result of `{src.op}`{at}"
+        return None, f"reduction boundary: needs the complete result of `{src.op}`{_line(self.lines, src)}"
 
     def _per_row(self, a: Node, k: Kernel) -> bool:
         """Is per-result value ``a`` constant along the reduced axes when broadcast to ``k.shape``?"""

@@ -40,7 +40,7 @@ class Node:
 
     # Hash and equality are object identity (C-level, no Python call per dict lookup): hash-consing
     # makes equal nodes the same object.
-    __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "__weakref__")
+    __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "kind", "_base", "__weakref__")
     _table: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
 
     op: str
@@ -71,20 +71,16 @@ class Node:
         node = object.__new__(cls)
         node.op, node.args, node.params = op, args, params
         node.dtype, node.shape, node.layout = dtype, shape, layout
+        # what a node is, and for a view the storage beneath it, are asked for every node at every
+        # step of planning: decided once here ("input", "view" or "op": the module docstring)
+        node.kind = "input" if op in _INPUT_OPS else "view" if op in _VIEW_OPS else "op"
+        node._base = (args[0]._base or args[0]) if op == "view" else None
         if key is not None:
             cls._table[key] = node
         return node
 
     def __reduce__(self):  # nodes pickle by value and re-intern on load
         return (Node.make, (self.op, self.args, self.params, self.dtype, self.shape, self.layout))
-
-    @property
-    def kind(self) -> str:
-        if self.op in _INPUT_OPS:
-            return "input"
-        if self.op in _VIEW_OPS:
-            return "view"
-        return "op"
 
     @property
     def ndim(self) -> int:
@@ -100,10 +96,7 @@ class Node:
 
     def storage(self) -> "Node":
         """The non-view node whose memory this node reads."""
-        node = self
-        while node.op == "view":
-            node = node.args[0]
-        return node
+        return self._base or self
 
     def __repr__(self) -> str:
         return f"Node({self.op}{list(self.params) if self.params else ''}, {describe(self)})"
@@ -135,7 +128,9 @@ def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None, view
         seen.add(node)
         stack.append((node, True))
         if stop is None or node not in stop or views and node.op == "view":
-            stack.extend((a, False) for a in reversed(node.args) if a not in seen)
+            for a in reversed(node.args):
+                if a not in seen:
+                    stack.append((a, False))
     return order
 
 
