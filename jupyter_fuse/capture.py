@@ -39,7 +39,32 @@ def wrap_value(s: Session, value: Any) -> Any:
             return getattr(LAZY_NUMPY, value.__name__.split(".", 1)[1].split(".")[0])
         except AttributeError:
             return value
+    if type(value) in _CALLABLES:  # `from numpy import sin`, `from numpy.random import rand`
+        return lazy_twin(value)
     return value
+
+
+_CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType, np.ufunc)
+_TWINS: dict[int, Any] = {}  # id(a NumPy function) -> the lazy namespace's version (or itself)
+_TWIN_MODULES = ("", "random", "linalg", "fft")
+
+
+def lazy_twin(f: Any) -> Any:
+    """What ``np.<name>`` is inside a cell, for a NumPy function bound to another name: traced, or
+    recorded as a call outside the trace (a random draw must be made again by a replay)."""
+    got = _TWINS.get(id(f))
+    if got is None:
+        got = f
+        name = getattr(f, "__name__", None)
+        if isinstance(name, str) and not name.startswith("_"):
+            for sub in _TWIN_MODULES:
+                real = getattr(np, sub) if sub else np
+                if getattr(real, name, None) is f:
+                    got = getattr(getattr(LAZY_NUMPY, sub) if sub else LAZY_NUMPY, name)
+                    break
+        _TWINS[id(f)] = got
+        _TWINS[id(got)] = got  # (keeps f's id ours: f is held by the numpy module)
+    return got
 
 
 def unwrap_module(value: Any) -> Any:
@@ -122,9 +147,21 @@ class _Builtins(dict):
         self.ns = ns
         if "print" in self:
             self["print"] = _recording_print(ns.session, self["print"])
+        if "__build_class__" in self:
+            self["__build_class__"] = _recording_build_class(ns.session, self["__build_class__"])
 
     def __missing__(self, key: str) -> Any:
         return self.ns[key]
+
+
+def _recording_build_class(s: Session, real: Any) -> Any:
+    """``class`` statements: the classes the cell defines are known, so a replay may rebuild them."""
+    def __build_class__(*args: Any, **kwargs: Any) -> Any:
+        cls = real(*args, **kwargs)
+        s.classes.append(cls)
+        return cls
+
+    return __build_class__
 
 
 def _recording_print(s: Session, real_print: Any) -> Any:
@@ -306,6 +343,8 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
         if any(a is not b for a, b in zip(items, x)):
             memo[key] = x = type(x)(items) if not hasattr(x, "_fields") else type(x)(*items)
     elif isinstance(x, types.FunctionType):
+        if x.__globals__ is ns:  # defined in the cell: give it the user's namespace (first: a closure
+            memo[key] = x = _rebind(x, ns.user)  # cell holding the function itself gets this one)
         for c in x.__closure__ or ():
             if _cell_full(c):
                 nv = rec(c.cell_contents)
@@ -313,15 +352,14 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
                     c.cell_contents = nv
         if x.__defaults__:
             x.__defaults__ = tuple(rec(v) for v in x.__defaults__)
-        if x.__globals__ is ns:  # defined in the cell: give it the user's namespace
-            memo[key] = x = _rebind(x, ns.user)
     elif isinstance(x, np.ndarray) and x.dtype == object:
         for i, v in enumerate(x.flat):
             nv = rec(v)
             if nv is not v:
                 x.flat[i] = nv
     elif isinstance(x, type):
-        if not _foreign_class(x):
+        if not _foreign_class(x) or any(x is c for c in ns.session.classes):  # (a class body's
+            # __module__ is "builtins" when the namespace has no __name__: the cell made it all the same)
             for name, v in list(vars(x).items()):
                 if isinstance(v, types.FunctionType) and v.__globals__ is ns:
                     setattr(x, name, _rebind(v, ns.user))

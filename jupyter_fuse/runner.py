@@ -122,7 +122,7 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     PLAN_CACHE.note(key, "hit", [])
     info = entry.report
     report.ops, report.syncs, report.graph, report.nodes = info["ops"], list(info["syncs"]), info["graph"], info["nodes"]
-    report.breaks = list(info["breaks"])
+    report.breaks, report.fallbacks = list(info["breaks"]), list(info["fallbacks"])
     report.cache, report.guards = "hit", list(entry.texts)
     report.result = result  # type: ignore[attr-defined]
     t = report.times

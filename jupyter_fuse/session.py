@@ -70,6 +70,7 @@ class Session:
         self._named: dict[int, Any] = {}  # id(template) -> template, once its kernels are named here
         self._eager_names: dict[tuple, str] = {}
         self._gc_at = 256  # values held before unreachable ones are dropped
+        self.classes: list[type] = []  # classes the cell's `class` statements made
 
     def close(self) -> None:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
@@ -159,7 +160,7 @@ class Session:
         layout = (0, tuple(value.strides))
         node = Node.make("input", (), (slot,), value.dtype, tuple(value.shape), layout)
         self.values[node] = value
-        if self.tape is not None:
+        if self.tape is not None and origin:  # (the eager call that made other storage records it)
             self.tape.on_input(node, value)
         return node
 

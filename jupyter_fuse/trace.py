@@ -407,16 +407,18 @@ class LazyArray:
             s.tape.on_sync(node, self.scalar, convert, out, cause, name)
         return out
 
-    def _writable_real(self) -> np.ndarray:
-        """A real, writable view for an eager mutation: the buffer moves to fresh storage."""
+    def _writable_real(self) -> tuple[np.ndarray, Node, Node]:
+        """A real, writable view for an eager mutation: the buffer moves to fresh storage. Also
+        returns the node copied and the storage's input node (how a replay makes the same copy)."""
         s = self._s
-        (value,) = s.evaluate([self._buf.node])
+        src = self._buf.node
+        (value,) = s.evaluate([src])
         value = s.to_host(value, "sync: an eager (NumPy) operation writes into this array", lazy=self)
         storage = np.array(value, copy=True, order="K")
-        self._buf.node = s.add_input(storage, origin=False)
+        self._buf.node = node = s.add_input(storage, origin=False)
         s.hold(self._buf)
         self._buf.dirty = True
-        return views.apply_chain(storage, self._chain)
+        return views.apply_chain(storage, self._chain), src, node
 
     # -- metadata (static: no sync) -------------------------------------------------
     @property  # type: ignore[misc]
