@@ -33,6 +33,7 @@ def active() -> "Session | None":
 # loop iteration where it can: a 100,000-iteration loop keeps its memory flat, and its chunks have
 # one structure (one plan, one set of kernels) however long it runs.
 BOUND = 1000
+GC_AT = 256  # values held before the first sweep for unreachable ones
 MAX_GRAPH_NODES = 2000  # nodes the report's graph records (a long loop's first iterations)
 MAX_ROOTS = 200  # evaluated values the printed graph starts from
 
@@ -67,9 +68,10 @@ class Session:
         self._prev_line: int | None = None
         self._slots = 0
         self._refs: dict[Node, Node] = {}  # computed node -> the leaf its buffers now hold
+        self._serial = 0
         self._named: dict[int, Any] = {}  # id(template) -> template, once its kernels are named here
         self._eager_names: dict[tuple, str] = {}
-        self._gc_at = 256  # values held before unreachable ones are dropped
+        self._gc_at = GC_AT  # values held before unreachable ones are dropped
         self.classes: list[type] = []  # classes the cell's `class` statements made
 
     def close(self) -> None:
@@ -144,7 +146,7 @@ class Session:
     def _live_buffers(self) -> list[Any]:
         """Buffers something besides this session holds (a lazy array, a view of one)."""
         bufs = self.bufs
-        dead = [k for k, b in bufs.items() if sys.getrefcount(b) <= 3]  # bufs' ref, `b`, the argument
+        dead = [k for k in bufs if sys.getrefcount(bufs[k]) <= 2]  # held by bufs only (+ the argument)
         for k in dead:
             del bufs[k]
         return list(bufs.values())
@@ -256,7 +258,8 @@ class Session:
             if node.kind == "op" and node in values:
                 ref = refs.get(node)
                 if ref is None:
-                    ref = made[node] = refs[node] = Node.make("ref", (), (len(refs),), node.dtype, node.shape)
+                    self._serial += 1  # (never reused: equal refs are one node)
+                    ref = made[node] = refs[node] = Node.make("ref", (), (self._serial,), node.dtype, node.shape)
                     values[ref] = values[node]
                     if node in self.synced:
                         self.synced[ref] = self.synced[node]
@@ -281,7 +284,7 @@ class Session:
         self.synced = {n: v for n, v in self.synced.items() if n in live}
         self.implicit = {n for n in self.implicit if n in live}
         self._refs = {n: r for n, r in self._refs.items() if n in live}
-        self._gc_at = max(256, 2 * len(self.values))
+        self._gc_at = max(GC_AT, 2 * len(self.values))
 
     def _keep(self) -> set[Node]:
         """Values worth storing besides the targets: those the cell's names still hold.
