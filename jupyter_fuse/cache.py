@@ -180,6 +180,7 @@ class Tape:
         entry = Entry(self.rec.guards, self.rec.keep, self.slots, self.consts, self.steps, self.effects,
                       self.nbytes + self.rec.data_bytes,
                       {"ops": r.ops, "syncs": list(r.syncs), "graph": r.graph, "nodes": r.nodes,
+                       "graph_truncated": r.graph_truncated,
                        "breaks": list(r.breaks), "fallbacks": list(r.fallbacks)})
         entry.modules, entry.random = tuple(self.modules.items()), self.random
         return entry

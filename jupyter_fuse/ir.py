@@ -109,11 +109,13 @@ def describe(node: Node) -> str:
     return f"{node.dtype.str[1:]}[{','.join(map(str, node.shape))}]"
 
 
-def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None, views: bool = False) -> list[Node]:
+def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None, views: bool = False,
+             budget: int | None = None) -> list[Node]:
     """Nodes reachable from ``roots`` in dependency order (iterative DFS).
 
     Nodes in ``stop`` (already computed values) are included but not expanded; with ``views``,
     views in ``stop`` are expanded all the same (a kernel reads a view through its storage).
+    Past ``budget`` nodes seen, no node is expanded (a printout of a huge graph's beginning).
     """
     order: list[Node] = []
     seen: set[Node] = set()
@@ -127,28 +129,37 @@ def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None, view
             continue
         seen.add(node)
         stack.append((node, True))
-        if stop is None or node not in stop or views and node.op == "view":
+        if (stop is None or node not in stop or views and node.op == "view") and (
+                budget is None or len(seen) < budget):
             for a in reversed(node.args):
                 if a not in seen:
                     stack.append((a, False))
     return order
 
 
-def format_graph(roots: Iterable[Node], names: dict[Node, str] | None = None) -> str:
+MAX_LINES = 400  # a printed graph stops here: a long loop's graph is for the dashboard's grouping
+
+
+def format_graph(roots: Iterable[Node], names: dict[Node, str] | None = None, limit: int = MAX_LINES) -> str:
     """Print a graph like a jaxpr::
 
         a:f64[1000] = input[0]
         b:f64[1000] = sin a
         c:f64[1000] = mul b b
+
+    At most ``limit`` nodes, the first ones the roots need (then a line saying how it stops).
     """
     names = dict(names or {})
     lines = []
-    for i, node in enumerate(toposort(roots)):
+    order = toposort(roots, budget=limit)
+    for i, node in enumerate(order[:limit]):
         names.setdefault(node, _name(i))
         params = " ".join(map(_short, node.params))
-        args = " ".join(names[a] for a in node.args)
+        args = " ".join(names.get(a, "...") for a in node.args)
         head = node.op + (f"[{params}]" if params else "")
         lines.append(f"{names[node]}:{describe(node)} = {head} {args}".rstrip())
+    if len(order) >= limit:
+        lines.append(f"... (the graph goes on; the first {limit} nodes are shown)")
     return "\n".join(lines)
 
 

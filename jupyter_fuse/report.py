@@ -37,6 +37,7 @@ class Report:
     graph: str = ""  # the executed graph, printed like a jaxpr
     # the executed graph as data: {id, op, kind, dtype, shape, args: [ids], lines, kernel, params}
     nodes: list[dict[str, Any]] = field(default_factory=list)
+    graph_truncated: bool = False  # ``nodes`` stops at session.MAX_GRAPH_NODES (a long loop's first ones)
     source: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # the user's exception, if the cell raised

@@ -7,6 +7,7 @@ graph is planned and executed (at a sync, and at the end of the cell).
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from contextlib import contextmanager
@@ -28,6 +29,8 @@ _ACTIVE: "Session | None" = None
 def active() -> "Session | None":
     return _ACTIVE
 
+
+_DTYPE_NAMES: dict[Any, str] = {}  # (str() of a dtype costs microseconds)
 
 # A graph no Python read has forced is evaluated once it holds this many ops, at the start of a
 # loop iteration where it can: a 100,000-iteration loop keeps its memory flat, and its chunks have
@@ -72,6 +75,8 @@ class Session:
         self._named: dict[int, Any] = {}  # id(template) -> template, once its kernels are named here
         self._eager_names: dict[tuple, str] = {}
         self._gc_at = GC_AT  # values held before unreachable ones are dropped
+        self._depth = 0  # how deep below line() the cell's frame was last found
+        self._consts: dict[tuple, Node] = {}
         self.classes: list[type] = []  # classes the cell's `class` statements made
 
     def close(self) -> None:
@@ -93,13 +98,26 @@ class Session:
             _ACTIVE = prev
 
     def line(self) -> int | None:
-        """The cell line executing now (innermost frame of the cell's code)."""
-        frame = sys._getframe(1)
-        filename = self.filename
+        """The cell line executing now (innermost frame of the cell's code).
+
+        Asked for every traced op: the depth at which the cell's frame was found last time is tried
+        first (a loop calls in through the same path), checking that the frame just inside it is
+        ours; otherwise the stack is walked (each frame object made on the way costs)."""
+        filename, d = self.filename, self._depth
+        if d:
+            try:
+                frame = sys._getframe(d)
+            except ValueError:
+                frame = None
+            if frame is not None and frame.f_code.co_filename == filename \
+                    and sys._getframe(d - 1).f_code.co_filename != filename:
+                return frame.f_lineno
+        frame, d = sys._getframe(1), 1
         while frame is not None:
             if frame.f_code.co_filename == filename:
+                self._depth = d
                 return frame.f_lineno
-            frame = frame.f_back
+            frame, d = frame.f_back, d + 1
         return None
 
     # -- graph building ------------------------------------------------------
@@ -125,7 +143,7 @@ class Session:
         """A buffer whose contents are now a traced node (a new array, or a write into one): a
         flush computes it while it lives. Flushes happen here, between whole operations."""
         self.bufs[id(buf)] = buf
-        if self.pending > BOUND:
+        if self.pending > BOUND:  # (module global: tests lower it)
             line = self._prev_line
             now = self._prev_line = self.line()
             # wait for the line the last chunk started at, first op of its statement: every chunk
@@ -168,6 +186,13 @@ class Session:
 
     def const(self, value: Any) -> Node:
         """A Python or NumPy scalar operand, baked into the graph by value."""
+        t = type(value)
+        # a loop multiplies by the same 0.5 every iteration: one node per (type, value) and cell
+        # (zeros by sign too: 0.0 == -0.0, and they differ in a minimum or a division)
+        key = (t, value, value == 0 and math.copysign(1.0, value)) if t is float else (t, value)
+        node = self._consts.get(key) if t in (float, int, bool) else None
+        if node is not None:
+            return node
         if isinstance(value, np.generic):
             node = Node.make("const", (), (type(value).__name__, value.item()), value.dtype, ())
         else:
@@ -176,6 +201,8 @@ class Session:
         self.values[node] = value
         if self.tape is not None:
             self.tape.on_const(node, value)
+        if t in (float, int, bool):
+            self._consts[key] = node
         return node
 
     # -- execution -----------------------------------------------------------
@@ -246,6 +273,9 @@ class Session:
             mine = {node: i for i, node in enumerate(tmpl.frame)}
             for k in kernels:
                 for node in k.nodes:
+                    if len(self.report.nodes) >= MAX_GRAPH_NODES:
+                        self.report.graph_truncated = True
+                        return
                     self._graph_node(frame[mine[node]], k.name)
 
     def _rebase(self) -> dict[Node, Node]:
@@ -308,14 +338,21 @@ class Session:
         self._kernel_count += 1
         return f"k{self._kernel_count - 1}"
 
-    def _graph_node(self, node: Node, kernel: str | None) -> int:
-        """Record a node for ``report.nodes`` (ids are per cell) and return its id."""
+    def _graph_node(self, node: Node, kernel: str | None, leaf: bool = False) -> int:
+        """Record a node for ``report.nodes`` (ids are per cell) and return its id. A value computed
+        before (``leaf``) is recorded without what computed it: that was recorded when it ran."""
         nid = self._node_ids.get(node)
         if nid is None:
-            args = [self._graph_node(a, None) for a in node.args]
+            if leaf or node in self.values and node.kind != "view":
+                args: list[int] = []
+            else:
+                args = [self._graph_node(a, None, leaf=a in self.values and a.kind != "view") for a in node.args]
             nid = self._node_ids[node] = len(self._node_ids)
+            dtype = _DTYPE_NAMES.get(node.dtype)
+            if dtype is None:
+                dtype = _DTYPE_NAMES[node.dtype] = str(node.dtype)
             self.report.nodes.append({
-                "id": nid, "op": node.op, "kind": node.kind, "dtype": str(node.dtype), "shape": list(node.shape),
+                "id": nid, "op": node.op, "kind": node.kind, "dtype": dtype, "shape": list(node.shape),
                 "args": args, "lines": self.lines.get(node, []), "kernel": kernel,
                 "params": describe_params(node),
             })

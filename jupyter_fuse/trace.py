@@ -67,9 +67,10 @@ def _quiet():
 
 # -- making lazy arrays ------------------------------------------------------
 
-def fresh(node: Node, scalar: bool = False) -> "LazyArray":
+def fresh(node: Node, scalar: bool = False, s: Session | None = None) -> "LazyArray":
     """A new array owning a new buffer holding ``node``."""
-    s = session()
+    if s is None:
+        s = session()
     buf = Buffer(node)
     lz = LazyArray(s, buf, (), scalar=scalar)
     s.hold(buf)
@@ -163,6 +164,7 @@ def _contains_lazy(x: Any) -> bool:
 # type of a Python scalar, and for ints the sign and bit length (NEP 50 rejects out-of-range ints,
 # and probes of negative integer powers raise), so a kind never hides a different answer.
 _RULES: dict[tuple, tuple[np.dtype, bool]] = {}
+_ASSIGNS: set[tuple] = set()  # (dtype, value kind, value shape, target shape) NumPy let through as is
 _BROADCAST: dict[tuple, tuple[int, ...]] = {}
 
 
@@ -180,7 +182,7 @@ def _kind(a: Any) -> Any:
 def _shape_of(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     """The broadcast shape; NumPy's own ValueError when there is none."""
     first = shapes[0]
-    if all(sh == first for sh in shapes):
+    if len(shapes) == 1 or len(shapes) == 2 and shapes[1] == first or all(sh == first for sh in shapes):
         return first
     key = tuple(shapes)
     got = _BROADCAST.get(key)
@@ -195,16 +197,18 @@ def _shape_of(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
 def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = ()) -> "LazyArray":
     """An elementwise op on operands; dtype and broadcasting by NumPy's rules."""
     args = [a if type(a) is LazyArray else operand(a) for a in args]
-    shapes = [a.shape for a in args if type(a) is LazyArray]
+    # the hot path of every traced operator: each array's node once, NumPy's rule from memory
+    nodes = [a._current() if type(a) is LazyArray else None for a in args]
+    shapes = [n.shape for n in nodes if n is not None]
     try:
         shape = _shape_of(shapes) if shapes else ()
     except ValueError:
         shape = None
     if shape is not None:
-        key = (op, dtype, 0 in shape, *map(_kind, args))
+        key = (op, dtype, 0 in shape, *[n.dtype if n is not None else _kind(a) for a, n in zip(args, nodes)])
         rule = _RULES.get(key)
         if rule is not None:
-            return _bind_elementwise(op, args, dtype, params, shape, *rule)
+            return _bind_elementwise(op, args, nodes, dtype, params, shape, *rule)
     fn = OPS[op].fn
     kw = {} if dtype is None else {"dtype": dtype}
     with _quiet(), warnings.catch_warnings():
@@ -219,10 +223,10 @@ def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = ())
     if len(_RULES) > 8192:
         _RULES.clear()
     _RULES[(op, dtype, empty, *map(_kind, args))] = rule
-    return _bind_elementwise(op, args, dtype, params, shape, *rule)
+    return _bind_elementwise(op, args, nodes, dtype, params, shape, *rule)
 
 
-def _bind_elementwise(op: str, args: list[Any], dtype: Any, params: tuple, shape: tuple[int, ...],
+def _bind_elementwise(op: str, args: list[Any], nodes: list, dtype: Any, params: tuple, shape: tuple[int, ...],
                       rdtype: np.dtype, array_result: bool) -> "LazyArray":
     if op == "power" and rdtype.kind in "iu" and type(args[1]) is LazyArray:
         # NumPy raises on a negative exponent in the data: run it now, at this line, as NumPy would
@@ -230,11 +234,18 @@ def _bind_elementwise(op: str, args: list[Any], dtype: Any, params: tuple, shape
 
         return eager_call(OPS[op].fn, tuple(args), {} if dtype is None else {"dtype": dtype}, "np.power",
                           "integer power with an array exponent can raise (negative exponents): it runs eagerly")
-    p = params + ((("dtype", np.dtype(dtype).str),) if dtype is not None else ())
-    s = session()
-    node = s.bind(op, tuple(a._current() if type(a) is LazyArray else s.const(a) for a in args), p, rdtype, shape)
+    if dtype is not None:
+        params = params + (("dtype", np.dtype(dtype).str),)
+    s = session()  # (not an operand's: a lazy value outliving its cell must not trace into it)
+    node = s.bind(op, tuple([n if n is not None else s.const(a) for a, n in zip(args, nodes)]), params, rdtype,
+                  shape)
     # NumPy's rule: a 0-d ufunc result is a NumPy scalar (even from 0-d arrays); the probe shows it
-    return fresh(node, scalar=shape == () and not array_result)
+    buf = Buffer(node)
+    lz = LazyArray(s, buf, (), scalar=shape == () and not array_result)
+    s.hold(buf)
+    if errors_raise():  # under np.errstate(...='raise') NumPy raises FloatingPointError at this very line
+        s.evaluate([node])
+    return lz
 
 
 def astype(x: "LazyArray", dtype: Any, copy: bool = True, count: bool = True) -> "LazyArray":
@@ -353,8 +364,8 @@ class LazyArray:
             return storage
         if self._cache is not None and self._cache[0] is storage:
             return self._cache[1]
-        g = views.apply_chain(views.ghost(storage.dtype, storage.shape, storage.layout), self._chain)
-        node = Node.make("view", (storage,), self._chain, storage.dtype, g.shape, views.layout_of(g))
+        shape, layout = views.geometry(storage.dtype, storage.shape, storage.layout, self._chain)
+        node = Node.make("view", (storage,), self._chain, storage.dtype, shape, layout)
         self._cache = (storage, node)
         return node
 
@@ -363,11 +374,11 @@ class LazyArray:
         return views.apply_chain(views.ghost(storage.dtype, storage.shape, storage.layout), self._chain)
 
     def _view(self, kind: str, p: Any, writeable: bool = True) -> "LazyArray":
-        g = views.apply(self._ghost(), kind, p)  # NumPy validates (and raises) first
+        storage, chain = self._buf.node, self._chain + ((kind, p),)
+        shape, _ = views.geometry(storage.dtype, storage.shape, storage.layout, chain)  # NumPy validates first
         # a NumPy scalar's .T / .squeeze() / .reshape(()) are scalars again; its [...] is a 0-d array
-        scalar = self.scalar and g.shape == () and not (kind == "getitem" and ("e",) in p)
-        return LazyArray(self._s, self._buf, self._chain + ((kind, p),), scalar=scalar,
-                         writeable=self._writeable and writeable)
+        scalar = self.scalar and shape == () and not (kind == "getitem" and ("e",) in p)
+        return LazyArray(self._s, self._buf, chain, scalar=scalar, writeable=self._writeable and writeable)
 
     def _write(self, value: Node, readonly_msg: str = "assignment destination is read-only",
                count: bool = True) -> None:
@@ -587,17 +598,26 @@ class LazyArray:
             raise ValueError("assignment destination is read-only")
         element = views.is_scalar_index(key, self.ndim)
         target = self._view("getitem", key + ((("e",),) if element else ()))
-        tiny = np.zeros((), self.dtype)
-        tiny[...] = probe(value)  # NumPy's casting/overflow errors for the value
         vshape = value.shape if isinstance(value, LazyArray) else ()
-        if np.broadcast_shapes(vshape, target.shape) != target.shape:
-            sample = np.broadcast_to(probe(value), vshape)
-            if element:  # `a[0] = v`: NumPy's element assignment ("setting an array element with a sequence")
-                np.zeros(1, self.dtype)[0] = sample
-            else:  # raises unless the value only has extra leading 1-dims
-                np.empty(target.shape, self.dtype)[...] = sample
-            # NumPy let it through: assignment drops the value's extra leading 1-dims
-            value = value.reshape(vshape[len(vshape) - target.ndim:])
+        # NumPy's checks, once per kinds and shapes (a loop repeats them): a float's value counts
+        # (a NaN into an int array raises), an int's size and sign
+        kind = value if isinstance(value, (float, complex, np.inexact)) else _kind(value)
+        checked = (self.dtype, kind, vshape, target.shape)
+        if checked not in _ASSIGNS:
+            tiny = np.zeros((), self.dtype)
+            tiny[...] = probe(value)  # NumPy's casting/overflow errors for the value
+            if np.broadcast_shapes(vshape, target.shape) != target.shape:
+                sample = np.broadcast_to(probe(value), vshape)
+                if element:  # `a[0] = v`: NumPy's element assignment ("setting an array element with a sequence")
+                    np.zeros(1, self.dtype)[0] = sample
+                else:  # raises unless the value only has extra leading 1-dims
+                    np.empty(target.shape, self.dtype)[...] = sample
+                # NumPy let it through: assignment drops the value's extra leading 1-dims
+                value = value.reshape(vshape[len(vshape) - target.ndim:])
+            else:
+                if len(_ASSIGNS) > 4096:
+                    _ASSIGNS.clear()
+                _ASSIGNS.add(checked)
         val = value if isinstance(value, LazyArray) else None
         node = node_of(value)
         if val is not None and val.dtype != self.dtype:
