@@ -38,7 +38,7 @@ _DTYPE_NAMES: dict[Any, str] = {}  # (str() of a dtype costs microseconds)
 BOUND = 1000
 GC_AT = 256  # values held before the first sweep for unreachable ones
 MAX_GRAPH_NODES = 2000  # nodes the report's graph records (a long loop's first iterations)
-MAX_ROOTS = 200  # evaluated values the printed graph starts from
+MAX_PRINTED = 400  # nodes of evaluated graphs kept for the printed graph (ir.format_graph)
 
 
 class Session:
@@ -59,7 +59,8 @@ class Session:
         self._sync: str | None = None
         self._compile_seen = 0.0
         self.implicit: set[Node] = set()  # nodes that are part of another eager op (see fuse.partition)
-        self.roots: list[Node] = []  # evaluated values, for the printed graph (the first MAX_ROOTS)
+        self.roots: list[Node] = []  # evaluated values, for the printed graph (while MAX_PRINTED allows)
+        self._printed = 0
         self._node_ids: dict[Node, int] = {}
         self.eager_results: dict[int, str] = {}  # id(array a NumPy fallback returned) -> what ran
         self.tape: Any = None  # the plan cache's recorder (cache.Tape) while a cached run traces
@@ -67,10 +68,10 @@ class Session:
         # evaluates and what keeps values alive
         self.bufs: dict[int, Any] = {}
         self.pending = 0  # ops traced since the graph was last flushed
-        self._chunk_line: int | None = None  # the line a flush waits for (a loop's first)
-        self._prev_line: int | None = None
+        self._spot: tuple | None = None  # (line, bytecode offset) a flush waits for (see hold)
+        self._retarget = False
+        self._lasti = -1  # the bytecode offset line() found the cell's frame at
         self._slots = 0
-        self._refs: dict[Node, Node] = {}  # computed node -> the leaf its buffers now hold
         self._serial = 0
         self._named: dict[int, Any] = {}  # id(template) -> template, once its kernels are named here
         self._eager_names: dict[tuple, str] = {}
@@ -82,7 +83,7 @@ class Session:
     def close(self) -> None:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
         arrays and the session refer to each other), so last run's arrays die with their names."""
-        for big in (self.values, self.wrapped, self.buffers, self.lines, self.bufs, self._refs, self.inputs):
+        for big in (self.values, self.wrapped, self.buffers, self.lines, self.bufs, self.inputs):
             big.clear()
         self.keepalive.clear()
         self.namespace = None
@@ -111,11 +112,12 @@ class Session:
                 frame = None
             if frame is not None and frame.f_code.co_filename == filename \
                     and sys._getframe(d - 1).f_code.co_filename != filename:
+                self._lasti = frame.f_lasti
                 return frame.f_lineno
         frame, d = sys._getframe(1), 1
         while frame is not None:
             if frame.f_code.co_filename == filename:
-                self._depth = d
+                self._depth, self._lasti = d, frame.f_lasti
                 return frame.f_lineno
             frame, d = frame.f_back, d + 1
         return None
@@ -144,15 +146,17 @@ class Session:
         flush computes it while it lives. Flushes happen here, between whole operations."""
         self.bufs[id(buf)] = buf
         if self.pending > BOUND:  # (module global: tests lower it)
-            line = self._prev_line
-            now = self._prev_line = self.line()
-            # wait for the line the last chunk started at, first op of its statement: every chunk
-            # of a loop then starts at the same point of its body and has the same structure
-            if (now == self._chunk_line and line != now) or self.pending > 4 * BOUND:
+            # flush at the point of the cell's code (line and bytecode offset) the current chunk
+            # started after: every chunk of a loop then covers the same stretch of its body, so
+            # all have one structure (one plan, one set of kernels)
+            spot = (self.line(), self._lasti)
+            if spot == self._spot or self.pending > 4 * BOUND:
                 self.flush()
-                self._chunk_line = self.line()
-        elif self._chunk_line is None:
-            self._chunk_line = self.line()
+                self._spot, self._retarget = None, False
+            elif not self._retarget:  # the chunk started outside the loop: aim at a point inside it
+                self._spot, self._retarget = spot, True
+        elif self._spot is None:
+            self._spot = (self.line(), self._lasti)
 
     def flush(self) -> None:
         """Evaluate every live array's pending value (the graph outgrew ``BOUND``)."""
@@ -160,6 +164,7 @@ class Session:
         live = [b.node for b in self._live_buffers() if b.node not in self.values]
         if live:
             self.evaluate(live)
+            self._collect()  # every live array holds a leaf now: the graphs behind them can go
 
     def _live_buffers(self) -> list[Any]:
         """Buffers something besides this session holds (a lazy array, a view of one)."""
@@ -214,10 +219,11 @@ class Session:
         values = self.values
         missing = [n for n in dict.fromkeys(nodes) if n not in values]
         if missing:
-            if len(self.roots) < MAX_ROOTS:
-                self.roots.extend(missing[:MAX_ROOTS - len(self.roots)])
             t0 = time.perf_counter()
             frame = toposort(missing, stop=values, views=True)
+            if self._printed < MAX_PRINTED:  # the printed graph: the cell's first evaluated values only
+                self.roots.extend(missing)  # (holding them holds their whole graphs)
+                self._printed += len(frame)
             tmpl, fresh = self._template(frame, missing, final)
             leaves = [frame[i] for i in tmpl.leaves]
             outs = [frame[i] for i in tmpl.outs]
@@ -234,6 +240,7 @@ class Session:
             refs = self._rebase()
             if self.tape is not None:
                 self.tape.on_eval(tmpl, leaves, [(n, refs.get(n)) for n in outs])
+            self._forget(frame, refs)
             if len(values) > self._gc_at:
                 self._collect()
         else:
@@ -281,20 +288,31 @@ class Session:
     def _rebase(self) -> dict[Node, Node]:
         """Buffers holding a value just computed now hold a leaf for it: graphs traced later start
         there, and the graph that computed it can be freed (a long loop's memory stays flat)."""
-        values, refs = self.values, self._refs
+        values = self.values
         made: dict[Node, Node] = {}
         for b in self._live_buffers():
             node = b.node
             if node.kind == "op" and node in values:
-                ref = refs.get(node)
+                ref = made.get(node)
                 if ref is None:
                     self._serial += 1  # (never reused: equal refs are one node)
-                    ref = made[node] = refs[node] = Node.make("ref", (), (self._serial,), node.dtype, node.shape)
+                    ref = made[node] = Node.make("ref", (), (self._serial,), node.dtype, node.shape)
                     values[ref] = values[node]
                     if node in self.synced:
                         self.synced[ref] = self.synced[node]
                 b.node = ref
         return made
+
+    def _forget(self, frame: list[Node], refs: dict[Node, Node]) -> None:
+        """What the session kept about a graph it just computed: its nodes' lines and marks are
+        needed no more (later graphs start from leaves), and holding them would hold the nodes."""
+        lines, implicit, synced = self.lines, self.implicit, self.synced
+        for n in frame:
+            if n.kind != "input":
+                lines.pop(n, None)
+                implicit.discard(n)
+                if n in refs:
+                    synced.pop(n, None)
 
     def _collect(self) -> None:
         """Drop values no live array can read any more (nor the nodes' lines and marks)."""
@@ -313,7 +331,6 @@ class Session:
         self.lines = {n: v for n, v in self.lines.items() if n in live}
         self.synced = {n: v for n, v in self.synced.items() if n in live}
         self.implicit = {n for n in self.implicit if n in live}
-        self._refs = {n: r for n, r in self._refs.items() if n in live}
         self._gc_at = max(GC_AT, 2 * len(self.values))
 
     def _keep(self) -> set[Node]:
