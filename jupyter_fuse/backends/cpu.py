@@ -221,6 +221,11 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any,
             reads.append((node, shape, None))
     out_types = [(n.shape, n.dtype) for n in r.outputs]
     scatter = next(n for n in kernel.nodes if n.op == "setitem") if kernel.kind == "scatter" else None
+    dst: list[int] = []
+    region = 0
+    if scatter is not None:
+        dst = [r.dst[0]] + [r.dst[1][d] for d in r.dst[2]]
+        region = int(np.prod(scatter.params[1], dtype=np.int64)) * scatter.dtype.itemsize
 
     def bind(values: dict) -> tuple[list, list, tuple | None]:
         args = list(head)
@@ -236,12 +241,12 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any,
         outs = [buffers.empty(shape, dtype) for shape, dtype in out_types]  # owners of their memory
         args += [o if o.ndim else o.reshape(1) for o in outs]  # the kernel writes a 0-d result at [0]
         dest = None
-        if scatter is not None:
+        if scatter is not None:  # written through its storage, one flat C-ordered array (render's dst)
             storage = np.asarray(resolve(scatter.args[0], values))
             storage = storage if scatter in plan.inplace else storage.copy(order="C")
-            target = views.apply_chain(storage, scatter.params[0])
-            args.append(target if target.ndim else target.reshape(1))
-            dest = (scatter, storage, target.nbytes)
+            args.append(storage.reshape(-1))
+            args += dst
+            dest = (scatter, storage, region)
         return args, outs, dest
 
     return bind
