@@ -11,7 +11,7 @@ from typing import Any
 
 from .backends import get_backend
 from .cache import PLAN_CACHE, Abandon, Tape, replay, warn_storm
-from .capture import Namespace, finalize
+from .capture import CellContext, Namespace, finalize
 from .guards import scan
 from .ir import format_graph
 from .report import Report
@@ -66,6 +66,8 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
             s.tape = Tape(s)
     ns = Namespace(namespace, s)
     s.namespace = ns
+    if hasattr(engine, "attach"):  # a device backend's ledger asks the cell for names and causes
+        engine.attach(CellContext(s, ns))
     result: Any = None
     t0 = time.perf_counter()
     with s.activate():

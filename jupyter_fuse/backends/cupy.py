@@ -39,7 +39,6 @@ import numpy as np
 
 from .. import views
 from ..fuse import Kernel, Plan
-from ..guards import path_text
 from ..ir import Node
 from ..ops import CREATION, OPS, REDUCTIONS, family
 from .cuda_render import SUPPORTED_DTYPES, CannotRender, CudaRendered, param_value, render
@@ -343,6 +342,7 @@ class _CudaBase:
         self._ledger: Ledger | None = None
         self._report: Any = None
         self._names: dict[int, str] = {}  # id(input array) -> its name, when no session knows it (a replay)
+        self.context: Any = None  # the cell's answers for the ledger (``attach``); None in a replay
 
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
@@ -368,10 +368,10 @@ class _CudaBase:
             self._ledger = Ledger(report)
         return self._ledger
 
-    def _session(self):
-        from ..session import active
-
-        return active()
+    def attach(self, context: Any) -> None:
+        """The cell this backend runs for: ``context`` (``capture.CellContext``) answers the ledger's
+        questions about it (``report``, ``input_name(host)``, ``holder(node)``, ``made_by(host)``)."""
+        self.context = context
 
     def replaying(self, report: Any, names: dict[int, str]) -> None:
         """A plan-cache replay runs no session: the report and the inputs' names come from the replay."""
@@ -380,28 +380,15 @@ class _CudaBase:
     def _input_name(self, host: Any) -> str | None:
         if id(host) in self._names:
             return self._names[id(host)]
-        s = self._session()
-        if s is None or s.namespace is None:
-            return None
-        for k, v in s.namespace.reads.items():
-            if v is host or (isinstance(v, np.ndarray) and _root(v) is host):
-                return k
-        path = s.tape.rec.roots.get(id(host)) if s.tape is not None else None  # `params['w']`
-        return path_text(path) if path is not None else None
+        return self.context.input_name(host) if self.context is not None else None
 
     def _holder(self, node: Node) -> str | None:
         """The cell variable whose array holds ``node`` (a fallback's result has no name of its own)."""
-        from ..trace import LazyArray
-
-        s = self._session()
-        if s is None or s.namespace is None:
-            return None
-        return next((k for k, v in dict.items(s.namespace) if isinstance(v, LazyArray) and v._buf.node is node), None)
+        return self.context.holder(node) if self.context is not None else None
 
     def _h2d_cause(self, node: Node, host: Any) -> tuple[str, str | None]:
         """Why a host value goes to the device: an input, or what a NumPy fallback made."""
-        s = self._session()
-        what = getattr(s, "eager_results", {}).get(id(host)) if s is not None else None
+        what = self.context.made_by(host) if self.context is not None else None
         if what is not None:
             if what.endswith("(a random draw)"):
                 what = what[:-len(" (a random draw)")]
@@ -446,7 +433,7 @@ class _CudaBase:
         if root is not value and id(root) in self._host and self._derivable(root):
             host = self._derive(self._host[id(root)][1], root, value)
         else:
-            report = self._report if self._report is not None else self._session().report
+            report = self._report if self._report is not None else self.context.report
             t0 = time.perf_counter()
             host = self._copy_d2h(value)  # (synchronous: it waits for the kernels before it, as Python does)
             self.ledger(report).add("d2h", value.nbytes, name, cause, line, fallback=fallback,
@@ -795,22 +782,9 @@ class CupyBackend(_CudaBase):
         offset = value.data.ptr - root.data.ptr
         return np.ndarray(value.shape, value.dtype, buffer=host_root, offset=offset, strides=value.strides)
 
-    def wrap_device(self, s: Any, value: Any) -> Any:
-        """A CuPy array in the namespace (``--keep`` of an earlier cell) is an input already on the device."""
-        if not isinstance(value, self._cp.ndarray):
-            return None
-        from ..trace import Buffer, LazyArray
-
-        cached = s.wrapped.get(id(value))
-        if cached is not None:
-            return cached
-        buf = s.buffers.get(id(value))
-        if buf is None:
-            buf = s.buffers[id(value)] = Buffer(s.add_input(value), origin=value)
-            s.keepalive.append(value)
-        lz = LazyArray(s, buf, (), origin=value)
-        s.wrapped[id(value)] = lz
-        return lz
+    def is_device_array(self, value: Any) -> bool:
+        """A CuPy array (``--keep`` of an earlier cell): capture makes it an input already on the device."""
+        return isinstance(value, self._cp.ndarray)
 
     def apply_chain(self, base: Any, chain: tuple) -> Any:
         return device_apply_chain(base, chain) if self._is_device(base) else views.apply_chain(base, chain)
