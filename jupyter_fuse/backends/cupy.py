@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .. import views
-from ..fuse import Kernel, Plan
+from ..fuse import Kernel, Plan, reduce_axes
 from ..ir import Node
 from ..ops import CREATION, OPS, REDUCTIONS, family
 from .cuda_render import SUPPORTED_DTYPES, CannotRender, CudaRendered, param_value, render
@@ -400,7 +400,7 @@ class _CudaBase:
 
     def device_value(self, node: Node, values: dict, report: Any, kernel: Kernel | None = None) -> Any:
         """The device copy of a value a kernel reads (views resolved on the device)."""
-        if node.op == "view":  # through the storage: the real run copies whole inputs, once
+        if node.op == "view" and node not in values:  # through the storage: the real run copies whole inputs, once
             return self._view(self.device_value(node.args[0], values, report, kernel), node.params)
         value = values[node]
         if not isinstance(value, np.ndarray) or self._is_device(value):
@@ -889,10 +889,7 @@ def _render_check(node: Node) -> str | None:
     """None if a kernel holding just this node renders as CUDA; else why not."""
     kind = "reduce" if family(node.op) == "reduce" else "scatter" if node.op == "setitem" else "ew"
     shape = node.args[0].shape if kind == "reduce" else node.params[1] if kind == "scatter" else node.shape
-    axes: tuple[int, ...] = ()
-    if kind == "reduce":
-        axis = dict(node.params)["axis"]
-        axes = tuple(range(node.args[0].ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = reduce_axes(node) if kind == "reduce" else ()  # (as the partitioner: axis 0 of a 0-d array is none)
     k = Kernel("check", kind, shape, [node], axes=axes, phase={node: "red" if kind == "reduce" else "pro"},
                outputs=[node])
     try:

@@ -174,6 +174,15 @@ h[::2] *= 2
     assert any("dst[" in k["source"] for k in fused_kernels(f))
 
 
+def test_a_0d_array_reduces_over_axis_0():  # issue 12 item 16: NumPy takes axis 0 (or -1) of a 0-d array
+    dry("t = a.max(axis=0)\nu = a.argmax(axis=0)\nv = a.sum(axis=-1)\nw = (a * 2).min(axis=0, keepdims=True)",
+        "a = np.array(2, np.uint8)")
+
+
+def test_a_view_memoized_at_a_sync_is_read_after_its_storage_was_freed():  # issue 12 item 17
+    dry("a += 1; y = a * 3; a = a - 3; print(a)", "a = np.arange(20.).reshape(4, 5)")
+
+
 # -- kernel counts of the canonical programs (CUDA kernels are not staged: see the module docstring) --
 
 CUDA_PROGRAMS = {
