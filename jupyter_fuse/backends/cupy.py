@@ -99,10 +99,12 @@ def device_arch() -> str | None:
     return f"sm_{cupy.cuda.Device().compute_capability}"
 
 
-def compile_message(kernel: Kernel, source: str, log: str, arch: str) -> str:
-    """The error for a kernel that did not compile: its name, the offending lines, the log."""
+def compile_message(kernel: Kernel, source: str, log: str, arch: str, compiler: str = "NVRTC") -> str:
+    """The error for a kernel that did not compile: its name, the offending lines, the log
+    (NVRTC's ``kernel.cu(12): error`` and the host compiler's ``kernel.cu:12:5: error`` alike)."""
     lines = source.splitlines()
-    bad = sorted({int(m) for m in re.findall(r"\.cu\((\d+)\): (?:catastrophic )?error", log)})
+    found = re.findall(r"\.cu(?:\((\d+)\)|:(\d+):\d+): (?:catastrophic |fatal )?error", log)
+    bad = sorted({int(a or b) for a, b in found})
     shown: list[str] = []
     for n in bad[:5]:
         for i in range(max(1, n - 1), min(len(lines), n + 1) + 1):
@@ -111,7 +113,7 @@ def compile_message(kernel: Kernel, source: str, log: str, arch: str) -> str:
         shown.append("")
     at = f" (cell lines {', '.join(map(str, kernel.lines))})" if kernel.lines else ""
     return (f"CUDA kernel {kernel.name} ({kernel.kind}: {', '.join(n.op for n in kernel.nodes)}){at} "
-            f"failed to compile for {arch}:\n" + "\n".join(shown) + "\nNVRTC log:\n" + log)
+            f"failed to compile for {arch}:\n" + "\n".join(shown) + f"\n{compiler} log:\n" + log)
 
 
 # -- what runs where --------------------------------------------------------------------------
@@ -532,7 +534,8 @@ class _CudaBase:
             return self._single(kernel, values, report, f"could not render as CUDA: {e}")
         entry = self._compile(kernel, rendered, report)
         if not entry["compiled"]:
-            message = compile_message(kernel, rendered.source, entry["log"], entry.get("failed_arch", "?"))
+            message = compile_message(kernel, rendered.source, entry["log"], entry.get("failed_arch", "?"),
+                                      entry.get("compiler", "NVRTC"))
             if strict():
                 raise CudaCompileError(message)
             print(f"jupyter_fuse: {message}\n{kernel.name} runs on the CPU backend instead; the cell completes "
@@ -569,9 +572,74 @@ class _CudaBase:
         report.fallbacks.append({"line": kernel.lines[0] if kernel.lines else None, "op": kernel.name,
                                  "reason": "the CUDA kernel did not compile; it ran on the CPU backend"})
 
+    # -- a fused kernel's launch: on the GPU and in the emulator, one argument list -----------
+    def _launch_fused(self, kernel: Kernel, r: CudaRendered, plan: Any, values: dict, report: Any,
+                      entry: dict) -> None:
+        """Launch ``r``'s entries with the arguments ``cuda_render._signature`` declares: the shape, the
+        sizes, the scalars, each read with its element strides (a broadcast is stride 0), the outputs,
+        the scatter target with its strides, a full reduction's partials. ``self._xp`` makes the
+        arrays (CuPy on a GPU, NumPy in the emulator); ``_launch`` runs them."""
+        xp = self._xp
+        cfg = launch_config(kernel, r, self.sms)
+        args: list[Any] = [np.int64(d) for d in kernel.shape]
+        if r.mode == "ew":
+            args.append(np.int64(cfg["n"]))
+        else:
+            args += [np.int64(cfg["nout"]), np.int64(cfg["nred"])]
+            if r.mode == "full":
+                args.append(np.int64(cfg["nparts"]))
+        for node, dt in r.params:
+            v = param_value(node, dt)
+            args.append(np.uint8(bool(v)) if dt == np.bool_ else v)
+        nbytes: dict[Node, int] = {}
+        for node, shape in r.reads:
+            arr = self.device_value(node, values, report, kernel)
+            nbytes[node] = arr.nbytes
+            b = xp.broadcast_to(arr, shape) if shape else arr.reshape(())
+            args.append(b)
+            args += [np.int64(st // b.itemsize) for st in b.strides]
+        outs = [xp.empty(n.shape, n.dtype) for n in r.outputs]
+        args += outs
+        dest = None
+        if r.scatter:
+            node = next(n for n in kernel.nodes if n.op == "setitem")
+            storage = self.device_value(node.args[0], values, report, kernel)
+            storage = storage if node in plan.inplace else xp.array(storage, copy=True, order="C")
+            target = self._view(storage, node.params[0])
+            args.append(target)
+            args += [np.int64(st // target.itemsize) for st in target.strides]
+            dest = (node, storage)
+        if r.mode == "full":
+            for red, acc in r.reductions:
+                args.append(xp.empty(cfg["nparts"], acc))
+                if red.op in ("argmax", "argmin"):
+                    args.append(xp.empty(cfg["nparts"], np.int64))
+        t0 = time.perf_counter()
+        handle = self._launch(kernel, r, cfg, tuple(args))
+        elapsed = time.perf_counter() - t0
+        for node, arr in zip(r.outputs, outs):
+            values[node] = arr
+            self._mark(arr)
+        if dest is not None:
+            values[dest[0]] = dest[1]
+            self._mark(dest[1])
+        read, written = _kernel_bytes(kernel, r, nbytes)
+        report.kernels += 1
+        e = _entry(kernel, elapsed, read, r.source, written=written, mode=r.mode, entries=r.entries,
+                   block=r.block, launch=cfg, **{k: v for k, v in entry.items() if k != "source"})
+        report.kernel_list.append(e)
+        self._launched(e, handle)
+
     # -- backend-specific -------------------------------------------------------------------
     def _is_device(self, value: Any) -> bool:
         raise NotImplementedError
+
+    def _launch(self, kernel: Kernel, r: CudaRendered, cfg: dict, args: tuple) -> Any:
+        """Run ``r``'s entries on ``cfg["grids"]`` with ``args``; returns what ``_launched`` records."""
+        raise NotImplementedError
+
+    def _launched(self, e: dict, handle: Any) -> None:
+        """The kernel's report entry ``e`` is made: add what the launch measured."""
 
     def _kept(self, value: Any) -> None:
         """``--keep`` leaves ``value`` on the device for later cells."""
@@ -746,8 +814,8 @@ class CupyBackend(_CudaBase):
         super().__init__(keep)
         import cupy
 
-        self._cp = cupy
-        self._sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+        self._cp = self._xp = cupy
+        self.sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
         self._events: list[tuple[dict, Any, Any]] = []
         self._roots: dict[int, tuple[Any, Any]] = {}  # id(device view) -> (view, root array)
 
@@ -820,60 +888,20 @@ class CupyBackend(_CudaBase):
         return entry
 
     def _run_fused(self, kernel: Kernel, r: CudaRendered, plan: Any, values: dict, report: Any, entry: dict) -> None:
-        cp = self._cp
+        self._launch_fused(kernel, r, plan, values, report, entry)
+
+    def _launch(self, kernel: Kernel, r: CudaRendered, cfg: dict, args: tuple) -> tuple[Any, Any]:
         mod = _MODULES[r.source]
-        cfg = launch_config(kernel, r, self._sms)
-        args: list[Any] = [np.int64(d) for d in kernel.shape]
-        if r.mode == "ew":
-            args.append(np.int64(cfg["n"]))
-        else:
-            args += [np.int64(cfg["nout"]), np.int64(cfg["nred"])]
-            if r.mode == "full":
-                args.append(np.int64(cfg["nparts"]))
-        for node, dt in r.params:
-            v = param_value(node, dt)
-            args.append(np.uint8(bool(v)) if dt == np.bool_ else v)
-        nbytes: dict[Node, int] = {}
-        for node, shape in r.reads:
-            arr = self.device_value(node, values, report, kernel)
-            nbytes[node] = arr.nbytes
-            b = cp.broadcast_to(arr, shape) if shape else arr.reshape(())
-            args.append(b)
-            args += [np.int64(st // b.itemsize) for st in b.strides]
-        outs = [cp.empty(n.shape, n.dtype) for n in r.outputs]
-        args += outs
-        dest = None
-        if r.scatter:
-            node = next(n for n in kernel.nodes if n.op == "setitem")
-            storage = self.device_value(node.args[0], values, report, kernel)
-            storage = storage if node in plan.inplace else cp.array(storage, copy=True, order="C")
-            target = device_apply_chain(storage, node.params[0])
-            args.append(target)
-            args += [np.int64(st // target.itemsize) for st in target.strides]
-            dest = (node, storage)
-        if r.mode == "full":
-            for red, acc in r.reductions:
-                args.append(cp.empty(cfg["nparts"], acc))
-                if red.op in ("argmax", "argmin"):
-                    args.append(cp.empty(cfg["nparts"], np.int64))
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        t0 = time.perf_counter()
+        start, end = self._cp.cuda.Event(), self._cp.cuda.Event()
         start.record()
         for name, grid in zip(r.entries, cfg["grids"]):
             if grid:
-                mod.get_function(name)((grid,), (r.block,), tuple(args))
+                mod.get_function(name)((grid,), (r.block,), args)
         end.record()
-        elapsed = time.perf_counter() - t0
-        for node, arr in zip(r.outputs, outs):
-            values[node] = arr
-        if dest is not None:
-            values[dest[0]] = dest[1]
-        read, written = _kernel_bytes(kernel, r, nbytes)
-        report.kernels += 1
-        e = _entry(kernel, elapsed, read, r.source, written=written, mode=r.mode, entries=r.entries,
-                   block=r.block, launch=cfg, **{k: v for k, v in entry.items() if k != "source"})
-        report.kernel_list.append(e)
-        self._events.append((e, start, end))
+        return start, end
+
+    def _launched(self, e: dict, events: tuple[Any, Any]) -> None:
+        self._events.append((e, *events))
 
     def _finish(self, report: Any) -> None:
         """Device time per kernel from its CUDA events (one synchronization per plan)."""

@@ -66,15 +66,16 @@ def headline(d: dict) -> str:
 
 
 def kernels_table(d: dict) -> str:
-    rows = []
-    for k in stats.kernel_rows(d):
+    rows, kernels = [], stats.kernel_rows(d)
+    for k in kernels:
         lines = ", ".join(f'<span title="{escape(stats.source_line(d, n))}">{n}</span>' for n in k["lines"]) or "?"
         swatch = f'<span style="color: {stats.kernel_colour(d, k["name"])}">&#9679;</span>'
         rows.append([f"{swatch} {escape(k['name'])}", escape(k["ops"]), lines, stats.fmt_bytes(k["bytes_in"]),
                      stats.fmt_bytes(k["bytes_out"]), stats.fmt_ms(k["time"])])
     if not rows:
         return f'<div style="{NOTE}">No kernels ran: nothing in the cell needed computing.</div>'
-    return _table(["kernel", "ops", "lines", "bytes in", "bytes out", "time"], rows)
+    emulated = any(k["runs_on"] for k in kernels)  # CUDA kernels run on the CPU: not a GPU's time
+    return _table(["kernel", "ops", "lines", "bytes in", "bytes out", "emulation time" if emulated else "time"], rows)
 
 
 def highlight(source: str, language: str = "python") -> str:
@@ -106,7 +107,8 @@ def kernel_sources(d: dict) -> str:
     with_source = [k for k in rows if k["source"]]
     if not with_source:
         return f'<div style="{NOTE}">{escape(stats.no_source_note(d, rows[0]["name"]) if rows else "")}</div>'
-    return "".join(_details(f"{k['name']} source ({k['language']})", kernel_source(k)) for k in with_source)
+    return "".join(_details(f"{k['name']} source ({k['runs_on'] or k['language']})", kernel_source(k))
+                   for k in with_source)
 
 
 def graph_svg(d: dict) -> str:
