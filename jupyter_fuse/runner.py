@@ -46,7 +46,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
     options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
     if engine.name == "cupy":
         options.update(dry_run=dry_run, keep=keep, emulate=emulate)
-    key = (source, engine.name, fuse, dry_run, keep, emulate)
+    key = (source, engine.name + " --emulate" * emulate, fuse, dry_run, keep)  # (emulated plans are cached apart)
     misses: list[str] = []
     if cache:
         hit, misses = _try_replay(key, source, namespace, engine, options)
