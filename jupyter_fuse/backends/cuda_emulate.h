@@ -10,7 +10,9 @@
  *  - `__syncthreads()`: a real barrier. A thread that reaches it parks; when every thread of the
  *    block has either parked or returned, all of them must wait at the same barrier, and then all
  *    resume. If some returned while others wait, a GPU would hang: the launch stops with an error
- *    that says which barrier (source line) and how many threads never reached it.
+ *    that says which barrier (source line) and how many threads never reached it. Between two
+ *    barriers the threads of even blocks run in ascending order, of odd blocks in descending order
+ *    (a race in shared memory then gives a wrong answer in one of them).
  *  - `__shared__`: a function-local `static`, one copy per kernel function, which is one per block
  *    because blocks run one at a time (uninitialized at block start, as on a GPU, in spirit).
  *  - the math functions: <cmath>, with CUDA's float overloads (`floor(float)` is `floorf`); the
@@ -120,9 +122,14 @@ static void fiber_main() {  // each fiber runs thread `me` of every block, parki
 
 static void run_block(int nthreads) {
   for (int i = 0; i < nthreads; i++) fibers[i].state = RUNNABLE;
+  // Threads run one at a time between barriers, so a race (a read of shared memory another thread
+  // writes before the same barrier) gives an order's answer, not a GPU's anything: even blocks run
+  // their threads in ascending order, odd blocks in descending order, so that either way round shows.
+  const bool down = blockIdx.x & 1;
   for (;;) {
     // run every runnable thread until it parks at a barrier or returns
-    for (current = 0; current < nthreads; current++) {
+    for (volatile int k = 0; k < nthreads; k++) {
+      current = down ? nthreads - 1 - k : k;
       if (fibers[current].state != RUNNABLE) continue;
       threadIdx.x = (unsigned int)current;
       if (!_setjmp(scheduler)) _longjmp(fibers[current].ctx, 1);

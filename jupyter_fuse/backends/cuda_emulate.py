@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from ..fuse import Kernel
+from .cuda_render import CudaRendered
 from .cupy import DryRunBackend
 
 HEADER = Path(__file__).with_name("cuda_emulate.h")
@@ -267,8 +269,6 @@ class EmulatedBackend(DryRunBackend):
     and CuPy's own functions (matmul, sort, ...) compute with NumPy, as in the dry run. Timings are
     the emulator's, not a GPU's: the panel says so."""
 
-    emulated = True
-
     def __init__(self, keep: bool = False) -> None:
         require_compiler()
         super().__init__(keep)
@@ -290,22 +290,22 @@ class EmulatedBackend(DryRunBackend):
         offset = value.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         return np.ndarray(value.shape, value.dtype, buffer=host_root, offset=offset, strides=value.strides)
 
-    def _compile(self, kernel: Any, r: Any, report: Any) -> dict:
+    def _compile(self, kernel: Kernel, r: CudaRendered, report: Any) -> dict:
         entry = super()._compile(kernel, r, report)  # NVRTC: the source is CUDA a GPU takes
         if not entry["compiled"]:
             return entry
         module, log, seconds = compile_source(r.source, r.entries)
         report.times["compile"] += seconds
         entry.update(compile_time=entry["compile_time"] + seconds, archs=entry["archs"] + ["host"])
-        if module is None:
-            entry.update(compiled=False, log=log, failed_arch=f"the CPU ({Path(compiler() or 'g++').name})",
-                         compiler=Path(compiler() or "g++").name)
+        if module is None:  # (the cell then runs this kernel on the cpu backend, saying so)
+            name = Path(require_compiler()).name
+            entry.update(compiled=False, log=log, failed_arch=f"the CPU ({name})", compiler=name)
         return entry
 
-    def _run_fused(self, kernel: Any, r: Any, plan: Any, values: dict, report: Any, entry: dict) -> None:
+    def _run_fused(self, kernel: Kernel, r: CudaRendered, plan: Any, values: dict, report: Any, entry: dict) -> None:
         self._launch_fused(kernel, r, plan, values, report, entry)
 
-    def _launch(self, kernel: Any, r: Any, cfg: dict, args: tuple) -> float:
+    def _launch(self, kernel: Kernel, r: CudaRendered, cfg: dict, args: tuple) -> float:
         module = _MODULES[r.source]
         return sum(module.launch(name, grid, r.block, list(args), kernel.name)
                    for name, grid in zip(r.entries, cfg["grids"]) if grid)
@@ -314,5 +314,5 @@ class EmulatedBackend(DryRunBackend):
         e.update(runs_on=EMULATED, emulation_time=seconds)
 
 
-__all__ = ["EmulatedBackend", "EmulationError", "EmulationUnavailable", "Module", "compile_source", "compiler", "require_compiler",
-           "marshal", "TIMEOUT_S"]
+__all__ = ["EmulatedBackend", "EmulationError", "EmulationUnavailable", "Module", "compile_source", "compiler",
+           "require_compiler", "marshal", "EMULATED", "TIMEOUT_S"]

@@ -62,6 +62,18 @@ def fused_kernels(f) -> list[dict]:
     return [k for k in f.report.kernel_list if k.get("source")]
 
 
+def edit_source(monkeypatch, old: str, new: str, count: int = -1) -> None:
+    """Every kernel rendered from now on (in this test) has ``old`` replaced by ``new``: a broken kernel."""
+    real = cuda_render.render
+
+    def edited(kernel):
+        r = real(kernel)
+        r.source = r.source.replace(old, new, count)
+        return r
+
+    monkeypatch.setattr(jc, "render", edited)
+
+
 # -- every op and dtype -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -336,7 +348,8 @@ def test_untraced_calls_with_a_cupy_twin_match_numpy_on_the_device(src):
 # A NumPy call writing into a device array through a positional out= writes a host copy of it, which the
 # tracer does not see as a write (issue 12 item 2): a GPU run leaves `o` unchanged, and so does the
 # emulator (the dry run's "device" arrays are the host arrays, which hides it).
-POSITIONAL_OUT = ("o = x * 0\nr = y.cumsum(0, None, o)\nr[0] = 7.0\nz = o + 1", "o = x * 0\nr = np.cumsum(y, 0, None, o)\nz = o + 1")
+POSITIONAL_OUT = ("o = x * 0\nr = y.cumsum(0, None, o)\nr[0] = 7.0\nz = o + 1",
+                  "o = x * 0\nr = np.cumsum(y, 0, None, o)\nz = o + 1")
 
 
 @pytest.mark.parametrize("src", [
@@ -458,14 +471,7 @@ def test_keep_ledger_is_the_real_ones():  # (test_cuda_gpu's --keep test, withou
 @dry_run_only  # (test_cuda_emulate.py: what the host compiler rejects)
 def test_a_kernel_that_does_not_compile_runs_on_the_cpu_and_says_why(monkeypatch, capsys):
     monkeypatch.delenv("JUPYTER_FUSE_STRICT", raising=False)
-    real = cuda_render.render
-
-    def broken(kernel):
-        r = real(kernel)
-        r.source = r.source.replace("sin(", "no_such_function(")
-        return r
-
-    monkeypatch.setattr(jc, "render", broken)
+    edit_source(monkeypatch, "sin(", "no_such_function(")
     x = np.random.default_rng(0).random(100)
     ns = {"np": np, "x": x}
     r = jf.run_cell("y = np.sin(x) * 2 + 1", ns, backend="cupy", dry_run=True)
@@ -488,14 +494,7 @@ def test_a_kernel_that_does_not_compile_runs_on_the_cpu_and_says_why(monkeypatch
 
 
 def test_a_compile_error_is_an_error_in_strict_mode(monkeypatch):
-    real = cuda_render.render
-
-    def broken(kernel):
-        r = real(kernel)
-        r.source = r.source.replace("cos(", "cos((")
-        return r
-
-    monkeypatch.setattr(jc, "render", broken)
+    edit_source(monkeypatch, "cos(", "cos((")
     with pytest.raises(jc.CudaCompileError, match="k0"):
         jf.run_cell("y = np.cos(x)", {"np": np, "x": np.zeros(3)}, backend="cupy", **CUDA)
 

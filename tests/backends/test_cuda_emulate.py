@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from harness import check
 from test_cpu import PROGRAMS, SETUP
+from test_cuda import edit_source
 
 import jupyter_fuse as jf
-from jupyter_fuse.backends import BackendUnavailable, cuda_emulate, cuda_render, get_backend
+from jupyter_fuse.backends import BackendUnavailable, cuda_emulate, get_backend
 from jupyter_fuse.backends import cupy as jc
 from jupyter_fuse.backends.cuda_emulate import EMULATED, EmulationError, compile_source
 
@@ -63,6 +64,12 @@ extern "C" __global__ void rotate(long long* __restrict__ out) {
   out[(long long)blockIdx.x * BLOCK + threadIdx.x] = sh[(threadIdx.x + 1) % BLOCK] + gridDim.x * 0 + blockDim.x * 0;
 }
 
+extern "C" __global__ void racy_rotate(long long* __restrict__ out) {
+  __shared__ long long sh[BLOCK];
+  sh[threadIdx.x] = (long long)blockIdx.x * 1000 + threadIdx.x;  /* no barrier: a race */
+  out[(long long)blockIdx.x * BLOCK + threadIdx.x] = sh[(threadIdx.x + 1) % BLOCK];
+}
+
 extern "C" __global__ void half_waits(long long* __restrict__ out) {
   if (threadIdx.x < 32) {
     __syncthreads();
@@ -84,7 +91,7 @@ extern "C" __global__ void forever(const long long n) {
   while (n > 0) i = i + 1;
 }
 """
-ENTRIES = ("block_sums", "rotate", "half_waits", "two_barriers", "forever")
+ENTRIES = ("block_sums", "rotate", "racy_rotate", "half_waits", "two_barriers", "forever")
 
 
 def test_a_grid_stride_reduction_in_shared_memory_over_several_blocks():
@@ -105,6 +112,16 @@ def test_syncthreads_is_a_barrier_and_shared_memory_is_per_block():
     tid = np.arange(64)
     expected = np.concatenate([b * 1000 + (tid + 1) % 64 for b in range(3)])
     np.testing.assert_array_equal(out, expected)
+
+
+def test_a_race_in_shared_memory_gives_a_wrong_answer():
+    """Without the barrier, thread t reads its neighbour's slot in one order or the other: wrong either way."""
+    mod = module(BLOCK_SUMS, *ENTRIES)
+    out = np.zeros(2 * 64, np.int64)
+    mod.launch("racy_rotate", 2, 64, [out])
+    tid = np.arange(64)
+    right = np.concatenate([b * 1000 + (tid + 1) % 64 for b in range(2)])
+    assert (out[:64] != right[:64]).any() and (out[64:] != right[64:]).any()
 
 
 def test_a_barrier_some_threads_never_reach_stops_with_its_line():
@@ -208,14 +225,7 @@ def test_large_reductions_find_the_first_maximum_and_the_first_nan():
 
 def test_emulated_results_are_the_kernels_own(monkeypatch):
     """A wrong index in a kernel fails under --emulate; the dry run (NumPy's values) would not see it."""
-    real = cuda_render.render
-
-    def off_by_one(kernel):
-        r = real(kernel)
-        r.source = r.source.replace("out0[t] =", "out0[t > 0 ? t - 1 : 0] =")
-        return r
-
-    monkeypatch.setattr(jc, "render", off_by_one)
+    edit_source(monkeypatch, "out0[t] =", "out0[t > 0 ? t - 1 : 0] =")
     check("y = x * 2", "x = np.arange(10.0)", backend="cupy", dry_run=True)
     with pytest.raises(AssertionError, match="y"):
         check("y = x * 2", "x = np.arange(10.0)", **EMULATE)
@@ -225,14 +235,7 @@ def test_emulated_results_are_the_kernels_own(monkeypatch):
 
 def _rejected_by_gcc(monkeypatch):
     """``__dsqrt_rn`` is CUDA (NVRTC compiles it), not something the emulator's header provides."""
-    real = cuda_render.render
-
-    def intrinsic(kernel):
-        r = real(kernel)
-        r.source = r.source.replace("sqrt(", "__dsqrt_rn(")
-        return r
-
-    monkeypatch.setattr(jc, "render", intrinsic)
+    edit_source(monkeypatch, "sqrt(", "__dsqrt_rn(")
 
 
 def test_a_kernel_the_host_compiler_rejects_runs_on_the_cpu_and_says_why(monkeypatch, capsys):
@@ -259,14 +262,7 @@ def test_a_kernel_the_host_compiler_rejects_is_an_error_in_strict_mode(monkeypat
 
 
 def test_a_rendered_kernel_that_would_hang_stops_with_an_error_naming_it(monkeypatch):
-    real = cuda_render.render
-
-    def diverging(kernel):
-        r = real(kernel)
-        r.source = r.source.replace("__syncthreads();", "if (threadIdx.x < 32) __syncthreads();", 1)
-        return r
-
-    monkeypatch.setattr(jc, "render", diverging)
+    edit_source(monkeypatch, "__syncthreads();", "if (threadIdx.x < 32) __syncthreads();", 1)
     ns = {"np": np, "x": np.random.default_rng(0).random(1000)}
     with pytest.raises(EmulationError, match=r"CUDA kernel k0 \(jf_part\).*__syncthreads\(\).*hangs"):
         jf.run_cell("y = np.sin(x)\ns = y.sum()", ns, **EMULATE)
@@ -285,7 +281,8 @@ def test_the_emulated_ledger_and_kernels_are_the_dry_runs(name):
         runs[mode] = jf.run_cell(src, ns, backend="cupy", **{mode: True})
     strip = lambda r: [(t["direction"], t["bytes"], t["name"], t["cause"]) for t in r.transfers]  # noqa: E731
     assert strip(runs["emulate"]) == strip(runs["dry_run"])
-    assert [k.get("source") for k in runs["emulate"].kernel_list] == [k.get("source") for k in runs["dry_run"].kernel_list]
+    sources = {mode: [k.get("source") for k in r.kernel_list] for mode, r in runs.items()}
+    assert sources["emulate"] == sources["dry_run"]
     emulated(PROGRAMS[name][0], SETUP)  # and the values, against NumPy
 
 
