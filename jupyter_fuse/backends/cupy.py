@@ -1,8 +1,9 @@
 """The CuPy backend: fused CUDA kernels, device residency and the transfer ledger.
 
 Rendering lives in ``cuda_render``; this module decides where every value
-lives, compiles, caches and launches. Two backends share one base class, so
-they share every decision about what moves between host and device:
+lives, compiles, caches and launches. The backends share one base class, so
+they share every decision about what moves between host and device (and the
+GPU and the emulator share the argument list of a launch, ``_launch_fused``):
 
 * :class:`CupyBackend` runs on a GPU. Arrays read from the namespace are
   copied to the device the first time a kernel needs them (once per run);
@@ -19,6 +20,9 @@ they share every decision about what moves between host and device:
   kernels, compiles each one with NVRTC for ``sm_90`` (and the present
   device's architecture, if any) without launching, computes the values with
   the NumPy oracle, and keeps the ledger the real run would have kept.
+* ``cuda_emulate.EmulatedBackend`` (``--emulate``) needs no GPU either: the dry
+  run, with each kernel also compiled by the host C++ compiler and executed on
+  the CPU as a GPU would launch it, so the values are the CUDA kernels' own.
 
 Every transfer is one entry of ``report.transfers`` (direction, bytes,
 variable name, cause, line); ``report.bytes_h2d``/``bytes_d2h`` are the sums.
