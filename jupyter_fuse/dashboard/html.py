@@ -95,6 +95,8 @@ def kernel_source(k: dict) -> str:
     """One kernel's generated source; a kernel whose CUDA failed to compile shows that source, the
     compiler's log, and then the source that ran instead."""
     out = highlight(k["source"], k["language"])
+    if k["runs_on"]:  # --emulate: this CUDA ran on the CPU
+        out = f'<div style="{NOTE}">ran as {escape(k["runs_on"])}: timed on the CPU, not on a GPU</div>{out}'
     if k["failed_source"]:
         out = (f'<div style="{BAD}; padding: 2px 6px">{escape(k["fallback"] or "the CUDA kernel did not compile")}'
                f'</div>{highlight(k["failed_source"], "cuda")}<pre>{escape(k["log"])}</pre>'
@@ -107,8 +109,7 @@ def kernel_sources(d: dict) -> str:
     with_source = [k for k in rows if k["source"]]
     if not with_source:
         return f'<div style="{NOTE}">{escape(stats.no_source_note(d, rows[0]["name"]) if rows else "")}</div>'
-    return "".join(_details(f"{k['name']} source ({k['runs_on'] or k['language']})", kernel_source(k))
-                   for k in with_source)
+    return "".join(_details(f"{k['name']} source ({k['language']})", kernel_source(k)) for k in with_source)
 
 
 def graph_svg(d: dict) -> str:
