@@ -4,9 +4,10 @@ The renderer's CUDA source is compiled unchanged by the host C++ compiler (``$CX
 ``g++``), after ``cuda_emulate.h``, the header that gives C++ CUDA's execution model:
 ``threadIdx``/``blockIdx``/``blockDim``/``gridDim``, ``__shared__`` memory per block, a real
 ``__syncthreads()`` barrier among the threads of a block (each CUDA thread is a fiber), the math
-functions and intrinsics the renderer uses. A generated stub exports each ``__global__`` entry::
+functions and intrinsics the renderer uses. A generated stub, compiled with ``-include
+cuda_emulate.h`` (the header precompiled once: half of a kernel's compile time), exports each
+``__global__`` entry::
 
-    #include "cuda_emulate.h"        // (precompiled once: half of a kernel's compile time)
     #include "kernel.cu"             // the renderer's source, byte for byte
     JFEMU_ENTRY(jf_part)             // jfemu_launch_jf_part(argv, grid, block, ...) and
     JFEMU_ENTRY(jf_final)            // jfemu_signature_jf_final(): its parameter types
