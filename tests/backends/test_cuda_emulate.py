@@ -105,23 +105,25 @@ def test_a_grid_stride_reduction_in_shared_memory_over_several_blocks():
     assert mod.params["block_sums"] == ["x", "PKd", "Pd"]  # typeid names of the kernel's parameters
 
 
-def test_syncthreads_is_a_barrier_and_shared_memory_is_per_block():
-    mod = module(BLOCK_SUMS, *ENTRIES)
-    out = np.zeros(3 * 64, np.int64)
-    mod.launch("rotate", 3, 64, [out])
+def rotated(entry: str, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """What ``entry`` (rotate or racy_rotate) wrote over ``blocks`` blocks, and the right answer: each
+    thread's neighbour's slot of shared memory, block b's slots holding b * 1000 + thread."""
+    out = np.zeros(blocks * 64, np.int64)
+    module(BLOCK_SUMS, *ENTRIES).launch(entry, blocks, 64, [out])
     tid = np.arange(64)
-    expected = np.concatenate([b * 1000 + (tid + 1) % 64 for b in range(3)])
-    np.testing.assert_array_equal(out, expected)
+    return out.reshape(blocks, 64), np.stack([b * 1000 + (tid + 1) % 64 for b in range(blocks)])
+
+
+def test_syncthreads_is_a_barrier_and_shared_memory_is_per_block():
+    out, right = rotated("rotate", 3)
+    np.testing.assert_array_equal(out, right)
 
 
 def test_a_race_in_shared_memory_gives_a_wrong_answer():
-    """Without the barrier, thread t reads its neighbour's slot in one order or the other: wrong either way."""
-    mod = module(BLOCK_SUMS, *ENTRIES)
-    out = np.zeros(2 * 64, np.int64)
-    mod.launch("racy_rotate", 2, 64, [out])
-    tid = np.arange(64)
-    right = np.concatenate([b * 1000 + (tid + 1) % 64 for b in range(2)])
-    assert (out[:64] != right[:64]).any() and (out[64:] != right[64:]).any()
+    """Without the barrier, thread t reads its neighbour's slot in one order or the other: wrong either way
+    (block 0 runs its threads in ascending order, block 1 in descending order)."""
+    out, right = rotated("racy_rotate", 2)
+    assert (out != right).any(axis=1).all()
 
 
 def test_a_barrier_some_threads_never_reach_stops_with_its_line():
