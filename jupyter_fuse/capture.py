@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 
 from . import buffers, views
+from .guards import path_text
+from .ir import Node
 from .lazynp import LAZY_NUMPY, LazyModule, LazyUfunc
 from .session import Session
-from .trace import LazyArray, wrap_array
+from .trace import Buffer, LazyArray, root_of, wrap_array
 
 
 def wrap_value(s: Session, value: Any) -> Any:
@@ -29,8 +31,7 @@ def wrap_value(s: Session, value: Any) -> Any:
         return value
     if isinstance(value, np.ndarray) and not isinstance(value, np.matrix) and value.dtype.kind in "biufc":
         return wrap_array(s, value)
-    device = getattr(s.backend, "wrap_device", None)  # a CuPy array kept on the GPU by an earlier cell
-    if device is not None and (lz := device(s, value)) is not None:
+    if (lz := wrap_device(s, value)) is not None:  # a CuPy array kept on the GPU by an earlier cell
         return lz
     if value is np:
         return LAZY_NUMPY
@@ -65,6 +66,54 @@ def lazy_twin(f: Any) -> Any:
         _TWINS[id(f)] = got
         _TWINS[id(got)] = got  # (keeps f's id ours: f is held by the numpy module)
     return got
+
+
+def wrap_device(s: Session, value: Any) -> LazyArray | None:
+    """A device array in the namespace (``--keep`` of an earlier cell) as a lazy input that lives on
+    the device already; None if ``value`` is not one (the backend says: ``is_device_array``)."""
+    owns = getattr(s.backend, "is_device_array", None)
+    if owns is None or not owns(value):
+        return None
+    cached = s.wrapped.get(id(value))
+    if cached is not None:
+        return cached
+    buf = s.buffers.get(id(value))
+    if buf is None:
+        buf = s.buffers[id(value)] = Buffer(s.add_input(value), origin=value)
+        s.keepalive.append(value)
+    lz = s.wrapped[id(value)] = LazyArray(s, buf, (), origin=value)
+    return lz
+
+
+class CellContext:
+    """What a device backend asks about the cell it runs, for its transfer ledger (given to it with
+    ``backend.attach``, so that backends never import the tracer): the run's report, the name an
+    input was read under, the variable holding a value, what NumPy call made a host array."""
+
+    def __init__(self, s: Session, ns: "Namespace") -> None:
+        self.session, self.namespace = s, ns
+
+    @property
+    def report(self) -> Any:
+        return self.session.report
+
+    def input_name(self, host: Any) -> str | None:
+        """The name (or path, ``params['w']``) the cell read the input array ``host`` under."""
+        for k, v in self.namespace.reads.items():
+            if v is host or (isinstance(v, np.ndarray) and root_of(v) is host):
+                return k
+        tape = self.session.tape
+        path = tape.rec.roots.get(id(host)) if tape is not None else None
+        return path_text(path) if path is not None else None
+
+    def holder(self, node: Node) -> str | None:
+        """The cell variable whose array holds ``node`` (a fallback's result has no name of its own)."""
+        return next((k for k, v in dict.items(self.namespace) if isinstance(v, LazyArray) and v._buf.node is node),
+                    None)
+
+    def made_by(self, host: Any) -> str | None:
+        """The NumPy call (run on the host) that returned ``host``, if one did."""
+        return self.session.eager_results.get(id(host))
 
 
 def unwrap_module(value: Any) -> Any:

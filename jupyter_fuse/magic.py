@@ -29,6 +29,9 @@ class FuseMagics(Magics):
     @argument("--dry-run", action="store_true",
               help="with -b cupy: render and compile (NVRTC) every CUDA kernel without a GPU, compute with "
                    "NumPy, and show the transfers a real run would make")
+    @argument("--emulate", action="store_true",
+              help="with -b cupy: run every CUDA kernel on the CPU (compiled by the host C++ compiler, launched "
+                   "with the GPU's grid), with a real run's transfers; timings are the emulator's")
     @argument("--keep", action="store_true",
               help="with -b cupy: leave results on the GPU as CuPy arrays (a later cell reading them "
                    "transfers nothing)")
@@ -61,8 +64,8 @@ class FuseMagics(Magics):
             opts = dict(fuse=not args.no_fuse, expect_kernels=args.expect_kernels, filename=self._cell_filename(cell))
             if args.no_cache:
                 opts.update(cache=False)
-            if args.dry_run or args.keep:
-                opts.update(dry_run=args.dry_run, keep=args.keep)
+            if args.dry_run or args.keep or args.emulate:
+                opts.update(dry_run=args.dry_run, keep=args.keep, emulate=args.emulate)
             if args.compare:  # eager NumPy on a copy first, then the fused run here
                 from .dashboard.compare import compare_cell
 

@@ -14,6 +14,11 @@ SCHEMA_VERSION = 1
 PHASES = ("guard", "trace", "plan", "compile", "run", "total")
 
 
+def backend_label(backend: str, options: dict[str, Any]) -> str:
+    """``cupy --dry-run`` / ``cupy --emulate`` (their timings are the host's, not a GPU's), else the backend."""
+    return backend + (" --dry-run" if options.get("dry_run") else " --emulate" if options.get("emulate") else "")
+
+
 def _times() -> dict[str, float]:
     return dict.fromkeys(PHASES, 0.0)
 
@@ -84,7 +89,7 @@ class Report:
     def summary(self) -> str:
         """The one line the magic prints, e.g. ``fuse[numpy]: 37 ops -> 37 kernels · ...``."""
         t = self.times
-        label = self.backend + (" --dry-run" if self.options.get("dry_run") else "")
+        label = backend_label(self.backend, self.options)
         parts = [f"fuse[{label}]: {self.ops} op{'s' * (self.ops != 1)} -> {self.kernels} "
                  f"kernel{'s' * (self.kernels != 1)}"]
         if self.cache != "off":
@@ -95,7 +100,8 @@ class Report:
         parts.append(f"run {_ms(t['run'])}")
         cuda = [k for k in self.kernel_list if "compiled" in k]
         if cuda:
-            parts.append(f"{sum(bool(k['compiled']) for k in cuda)}/{len(cuda)} CUDA kernels compiled")
+            parts.append(f"{sum(bool(k['compiled']) for k in cuda)}/{len(cuda)} CUDA kernels compiled"
+                         + (", emulated on the CPU" if self.options.get("emulate") else ""))
         if self.fallbacks:
             parts.append(f"{len(self.fallbacks)} fallback{'s' * (len(self.fallbacks) > 1)}")
         if self.bytes_h2d or self.bytes_d2h:

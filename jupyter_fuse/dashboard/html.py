@@ -66,15 +66,16 @@ def headline(d: dict) -> str:
 
 
 def kernels_table(d: dict) -> str:
-    rows = []
-    for k in stats.kernel_rows(d):
+    rows, kernels = [], stats.kernel_rows(d)
+    for k in kernels:
         lines = ", ".join(f'<span title="{escape(stats.source_line(d, n))}">{n}</span>' for n in k["lines"]) or "?"
         swatch = f'<span style="color: {stats.kernel_colour(d, k["name"])}">&#9679;</span>'
         rows.append([f"{swatch} {escape(k['name'])}", escape(k["ops"]), lines, stats.fmt_bytes(k["bytes_in"]),
                      stats.fmt_bytes(k["bytes_out"]), stats.fmt_ms(k["time"])])
     if not rows:
         return f'<div style="{NOTE}">No kernels ran: nothing in the cell needed computing.</div>'
-    return _table(["kernel", "ops", "lines", "bytes in", "bytes out", "time"], rows)
+    emulated = any(k["runs_on"] for k in kernels)  # CUDA kernels run on the CPU: not a GPU's time
+    return _table(["kernel", "ops", "lines", "bytes in", "bytes out", "emulation time" if emulated else "time"], rows)
 
 
 def highlight(source: str, language: str = "python") -> str:
@@ -94,6 +95,8 @@ def kernel_source(k: dict) -> str:
     """One kernel's generated source; a kernel whose CUDA failed to compile shows that source, the
     compiler's log, and then the source that ran instead."""
     out = highlight(k["source"], k["language"])
+    if k["runs_on"]:  # --emulate: this CUDA ran on the CPU
+        out = f'<div style="{NOTE}">ran as {escape(k["runs_on"])}: timed on the CPU, not on a GPU</div>{out}'
     if k["failed_source"]:
         out = (f'<div style="{BAD}; padding: 2px 6px">{escape(k["fallback"] or "the CUDA kernel did not compile")}'
                f'</div>{highlight(k["failed_source"], "cuda")}<pre>{escape(k["log"])}</pre>'

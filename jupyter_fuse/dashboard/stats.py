@@ -12,6 +12,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from .. import report
+
 # Plotly's default qualitative colours: kernels get the same colour in SVG and plotly.
 PALETTE = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a",
            "#19d3f3", "#ff6692", "#b6e880", "#ff97ff", "#fecb52")
@@ -86,8 +88,8 @@ def cache_text(d: dict) -> str:
 
 
 def backend_label(d: dict) -> str:
-    """``cupy --dry-run`` for a dry run (its timings are the host's), else the backend, as in the summary."""
-    return d["backend"] + (" --dry-run" if (d.get("options") or {}).get("dry_run") else "")
+    """``cupy --dry-run``/``--emulate`` (their timings are the host's), else the backend, as in the summary."""
+    return report.backend_label(d["backend"], d.get("options") or {})
 
 
 def headline(d: dict) -> dict[str, Any]:
@@ -120,6 +122,7 @@ def kernel_rows(d: dict) -> list[dict[str, Any]]:
         "bytes_out": k.get("bytes_written", 0), "time": k.get("time", 0.0), "source": k.get("source"),
         "language": k.get("language") or ("cuda" if d["backend"] == "cupy" else "python"),
         "failed_source": k.get("cuda_source"), "log": k.get("log") or "", "fallback": k.get("fallback"),
+        "runs_on": k.get("runs_on"),  # "CUDA, emulated on the CPU" (--emulate): its time is the emulator's
     } for k in d.get("kernel_list", [])]
 
 
