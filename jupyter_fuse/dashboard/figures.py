@@ -64,7 +64,7 @@ def graph_figure(report) -> go.Figure:
                                     legend=dict(orientation="h", y=-0.05)))
     if dr.columns > 12:  # a long graph keeps readable spacing: the plot scrolls (the panel's box does)
         fig.update_layout(width=90 * dr.columns + 120)
-    fig.update_xaxes(visible=False)
+    fig.update_xaxes(visible=False, range=[-0.7, dr.columns - 0.3])  # room for the outer nodes' labels
     fig.update_yaxes(visible=False)
     for text in dr.notes:
         fig.add_annotation(text=text, xref="paper", yref="paper", x=0, y=1.04, showarrow=False)
@@ -114,8 +114,9 @@ def _add_cuts(fig: go.Figure, dr: graph.Drawing) -> None:
             px, py = _edge_points(dr.nodes[a], dr.nodes[b])
             lx += px + [None]
             ly += py + [None]
-            mx.append(px[len(px) // 2])
-            my.append(py[len(py) // 2])
+            mid = len(px) // 2  # a bent edge's middle sample; a straight edge's midpoint
+            mx.append(px[mid] if len(px) > 2 else (px[0] + px[1]) / 2)
+            my.append(py[mid] if len(py) > 2 else (py[0] + py[1]) / 2)
             hover.append(text)
         if not cut.edges and cut.anchor in dr.nodes:  # no edge to cut (e.g. eager mode): mark the kernel's start
             n = dr.nodes[cut.anchor]

@@ -172,8 +172,18 @@ def test_jupyterlab_runs_notebook_and_shows_badges_sidebar_cards(page, lab_serve
         m = re.search(r"(\d+) ops? -> (\d+) kernels?", c["text"])  # the magic's own text/plain summary
         if m:
             assert badge.get_attribute("data-kernels") == m.group(2)
-    tooltip = cell_locator(page, real[0]["index"]).locator(".jp-FuseBadge").get_attribute("title")
+    label = cell_locator(page, real[0]["index"]).locator(".jp-FuseBadge-label")
+    tooltip = label.get_attribute("title")
     assert "Fusion breaks" in tooltip or "No fusion breaks" in tooltip
+    # the details are not mouse-only: the badge takes the focus, Enter opens them, Escape closes them
+    details = cell_locator(page, real[0]["index"]).locator(".jp-FuseBadge-details")
+    assert details.is_hidden()
+    label.focus()
+    page.keyboard.press("Enter")
+    details.wait_for(state="visible")
+    assert label.get_attribute("aria-expanded") == "true" and details.inner_text().startswith("fuse[")
+    page.keyboard.press("Escape")
+    details.wait_for(state="hidden")
 
     # The widget panel (ipywidgets) renders, with a plotly plot inside: open its tabs
     # one by one until a plot is on screen, drawn (plotly's SVG is there).
