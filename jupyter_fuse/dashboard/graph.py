@@ -190,6 +190,7 @@ def draw(d: dict) -> Drawing:
     edges = list(dict.fromkeys(edges))
 
     names = user_names(d, iteration)
+    names.outputs |= {rep[h] for h in names.outputs if h in rep}  # a loop's last value is its drawn iteration's
     out: dict[int, DNode] = {}
     for nid, n in sorted(drawn.items()):
         out[nid] = _dnode(d, n, byid, names, real)

@@ -30,6 +30,7 @@ def test_a_loop_is_drawn_once_with_its_count(backend):
     (loop,) = dr.loops
     assert loop.reps == 50 and loop.lines == [2]  # the loop body (run_cell numbers the source it is given)
     assert _labels(dr).count("u = setitem") == 1 and "v = multiply" in _labels(dr)
+    assert next(n for n in dr.nodes.values() if n.label == "u = setitem").output  # the loop's last u stays
     assert {"u[:-2]", "u[2:]"} <= set(_labels(dr))  # slices as the user wrote them
     assert len(dr.nodes) < 12  # one iteration, not fifty
     svg = html.graph_svg(d)
