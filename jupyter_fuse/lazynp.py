@@ -520,13 +520,13 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
         lazies: list[LazyArray] = []
         _collect((args, kwargs), lazies)
         s = active()
+        label = _qualname(real, name)  # np.linalg.solve, not np.solve
         if s is not None and s.tape is not None and (reason == _RANDOM_REASON or name not in _PURE):
-            s.tape.unreplayable(f"np.{name} ran outside the trace" + (" (it uses NumPy's global random state)"
-                                                                       if reason == _RANDOM_REASON else ""))
+            s.tape.unreplayable(f"{label} ran outside the trace" + (" (it uses NumPy's global random state)"
+                                                                     if reason == _RANDOM_REASON else ""))
         if not lazies and not always:
             return _wrap_result(real(*args, **kwargs))
         mutates = 0 if name in _MUTATING_FUNCS else ("out" if "out" in kwargs else None)
-        label = _qualname(real, name)
         return eager_call(real, args, kwargs, label, reason or f"{label} is not supported lazily", mutates,
                           twin=name if getattr(np, name, None) is real else None)
 

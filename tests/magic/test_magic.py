@@ -183,3 +183,40 @@ def test_same_as_plain_cell(ip):
     for k, v in plain.items():
         assert type(ip.user_ns[k]) is type(v)
         np.testing.assert_array_equal(ip.user_ns[k], v)
+
+
+def test_compile_progress_is_a_status_line_the_panel_replaces(ip, monkeypatch, capsys):
+    """In a notebook a slow compile is said on a status line under the cell, emptied when the run ends:
+    nothing on stderr, nothing left in the saved notebook."""
+    from jupyter_fuse import magic, progress
+
+    shown: list[tuple[str, dict]] = []
+
+    class Handle:
+        def update(self, data, raw=False):
+            shown.append(("update", data))
+
+    def display(data, raw=False, display_id=False):
+        shown.append(("display", data))
+        return Handle()
+
+    def slow_run(source, ns, backend, **kw):
+        progress.say("compiling k0 (ew, 2 ops) with numba...")  # what the cpu backend says after 0.5 s
+        return jupyter_fuse.run_cell(source, ns, backend, **kw)
+
+    monkeypatch.setattr("IPython.display.display", display)
+    monkeypatch.setattr(ip, "kernel", object(), raising=False)  # as inside a Jupyter kernel
+    monkeypatch.setattr(magic, "run_cell", slow_run)
+    ip.run_cell_magic("fuse", "-q -b numpy", "y = x + 1")
+    assert shown[0][0] == "display" and "jupyter_fuse: compiling k0" in shown[0][1]["text/plain"]
+    assert shown[-1] == ("update", {"text/plain": ""})
+    assert "compiling" not in capsys.readouterr().err
+
+
+def test_the_readme_leads_with_the_default_backend():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    first = readme[readme.index("%%fuse"):].splitlines()[0]
+    assert first == "%%fuse"  # not `-b numpy`: the reference backend fuses nothing
+    assert "y = np.sin(x) ** 2 + np.cos(x) ** 2" in readme and "5 ops -> 1 kernel" in readme
