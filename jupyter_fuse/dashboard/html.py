@@ -147,11 +147,20 @@ def kernel_source(d: dict, k: dict) -> str:
 
 
 def kernel_sources(d: dict) -> str:
+    """One section per distinct generated source: a loop's thirty identical kernels show theirs once."""
     rows = stats.kernel_rows(d)
     with_source = [k for k in rows if k["source"]]
     if not with_source:
         return note(stats.no_source_note(d, rows[0]["name"])) if rows else ""
-    return "".join(_details(f"{k['label']} source ({k['language']})", kernel_source(d, k)) for k in with_source)
+    same: dict[str, list[dict]] = {}
+    for k in with_source:
+        same.setdefault(k["source"], []).append(k)
+    out = []
+    for ks in same.values():
+        names = ks[0]["label"] if len(ks) == 1 else f"{ks[0]['label']} (and {fmt.plural(len(ks) - 1, 'more kernel')} " \
+                                                  f"with the same source: {ks[1]['label']}…{ks[-1]['label']})"
+        out.append(_details(f"{names} source ({ks[0]['language']})", kernel_source(d, ks[0])))
+    return "".join(out)
 
 
 # -- the fusion graph -----------------------------------------------------------------
@@ -182,7 +191,7 @@ def graph_svg(d: dict) -> str:
             lx1, ly1 = max(p[0] for p in pts) + 36, max(p[1] for p in pts) + 30
             out.append(f'<rect x="{lx0:.0f}" y="{ly0:.0f}" width="{lx1 - lx0:.0f}" height="{ly1 - ly0:.0f}" rx="8" '
                        f'fill="none" stroke="{EDGE}" stroke-dasharray="4,3"><title>{escape(_loop_text(lp))}</title>'
-                       f'</rect><text x="{lx0 + 4:.0f}" y="{ly1 - 4:.0f}" style="fill: {FG2}">'
+                       f'</rect><text x="{lx0 + 4:.0f}" y="{ly0 - 4:.0f}" style="fill: {FG2}">'
                        f'{escape(_loop_text(lp))}</text>')
     for a, b in dr.edges:
         out.append(_svg_edge(at(a), at(b), EDGE, ""))

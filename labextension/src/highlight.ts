@@ -11,7 +11,7 @@ import { StateEffect, StateField } from '@codemirror/state';
 import { Decoration, DecorationSet, EditorView } from '@codemirror/view';
 import { Cell } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
-import { IDisposable } from '@lumino/disposable';
+import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 
 import { LINES_ATTR } from './types';
 
@@ -70,54 +70,33 @@ export function parseLines(text: string | null): number[] {
 }
 
 /** Listens for clicks (and Enter) on line-naming elements in one notebook's outputs. */
-export class LineHighlighter implements IDisposable {
-  constructor(private readonly _panel: NotebookPanel) {
-    this._onEvent = this._onEvent.bind(this);
-    _panel.content.node.addEventListener('click', this._onEvent);
-    _panel.content.node.addEventListener('keydown', this._onEvent);
-  }
-
-  get isDisposed(): boolean {
-    return this._disposed;
-  }
-
-  dispose(): void {
-    if (this._disposed) {
-      return;
-    }
-    this._disposed = true;
-    this._panel.content.node.removeEventListener('click', this._onEvent);
-    this._panel.content.node.removeEventListener('keydown', this._onEvent);
-  }
-
-  private _onEvent(event: Event): void {
+export function highlightOnClick(panel: NotebookPanel): IDisposable {
+  let last: Element | null = null;
+  let lastCell: Cell | null = null;
+  const onEvent = (event: Event): void => {
     if (event instanceof KeyboardEvent && event.key !== 'Enter') {
       return;
     }
     const target = (event.target as HTMLElement | null)?.closest?.(`[${LINES_ATTR}]`);
-    if (!target) {
+    const cell = target && panel.content.widgets.find(c => c.node.contains(target));
+    if (!target || !cell) {
       return;
     }
-    const cell = this._panel.content.widgets.find(c => c.node.contains(target));
-    if (!cell) {
-      return;
-    }
-    const again = this._last === target;
-    this._last?.classList.remove('jp-mod-highlighting');
-    if (this._lastCell && this._lastCell !== cell && !this._lastCell.isDisposed) {
-      highlightLines(this._lastCell, []); // one highlighted kernel at a time
+    const again = last === target;
+    last?.classList.remove('jp-mod-highlighting');
+    if (lastCell && lastCell !== cell && !lastCell.isDisposed) {
+      highlightLines(lastCell, []); // one highlighted kernel at a time
     }
     highlightLines(cell, again ? [] : parseLines(target.getAttribute(LINES_ATTR)));
-    if (again) {
-      this._last = null;
-    } else {
-      target.classList.add('jp-mod-highlighting');
-      this._last = target;
-    }
-    this._lastCell = cell;
-  }
-
-  private _last: Element | null = null;
-  private _lastCell: Cell | null = null;
-  private _disposed = false;
+    target.classList.toggle('jp-mod-highlighting', !again);
+    last = again ? null : target;
+    lastCell = cell;
+  };
+  const node = panel.content.node;
+  node.addEventListener('click', onEvent);
+  node.addEventListener('keydown', onEvent);
+  return new DisposableDelegate(() => {
+    node.removeEventListener('click', onEvent);
+    node.removeEventListener('keydown', onEvent);
+  });
 }

@@ -7,7 +7,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { BadgeView } from './badge';
 import { installWidgetFallback } from './fallback';
-import { LineHighlighter } from './highlight';
+import { highlightOnClick } from './highlight';
 import { FuseRegistry } from './model';
 import { FuseSidebar, SIDEBAR_ID } from './sidebar';
 
@@ -24,7 +24,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // Before a notebook renders its outputs: a panel whose widget is gone shows its report instead.
     const prepare = (panel: NotebookPanel) => {
       installWidgetFallback(panel.content.rendermime);
-      const highlighter = new LineHighlighter(panel);
+      const highlighter = highlightOnClick(panel);
       panel.disposed.connect(() => highlighter.dispose());
     };
     tracker.widgetAdded.connect((_, panel) => prepare(panel));

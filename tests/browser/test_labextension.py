@@ -57,7 +57,12 @@ def build_notebook(dest: Path) -> None:
     for cell in nb.cells:  # run it fresh
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    for src, tag in PROBE_CELLS:
+    write_with_cells(nb, PROBE_CELLS, dest)
+
+
+def write_with_cells(nb, cells: list[tuple[str, str | None]], dest: Path) -> None:
+    """Append code cells ``(source, tag or None)`` to ``nb`` and write it for the python3 kernel."""
+    for src, tag in cells:
         cell = nbformat.v4.new_code_cell(src)
         if tag:
             cell.metadata["tags"] = [tag]

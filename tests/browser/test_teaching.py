@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from conftest import SCREENSHOTS
-from test_labextension import JS_ALL_RUN, MIME, cell_locator, notebook_cells, open_notebook
+from test_labextension import JS_ALL_RUN, MIME, cell_locator, notebook_cells, open_notebook, write_with_cells
 
 NOTEBOOK = "teaching.ipynb"
 CELLS = [
@@ -41,17 +41,6 @@ JS_CONTRAST = """(el) => {
 }"""
 
 
-def _build(path) -> None:
-    nb = nbformat.v4.new_notebook()
-    for src, tag in CELLS:
-        cell = nbformat.v4.new_code_cell(src)
-        if tag:
-            cell.metadata["tags"] = [tag]
-        nb.cells.append(cell)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, path)
-
-
 def _index(tag: str) -> int:
     return next(i for i, (_, t) in enumerate(CELLS) if t == tag)
 
@@ -76,7 +65,7 @@ def _open_tab(cell, title: str) -> None:
 @pytest.fixture(scope="module")
 def taught(browser, lab_server):
     """The notebook, run once in JupyterLab and saved: (context, page)."""
-    _build(lab_server.root / NOTEBOOK)
+    write_with_cells(nbformat.v4.new_notebook(), CELLS, lab_server.root / NOTEBOOK)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(30_000)
     page = context.new_page()
@@ -103,6 +92,9 @@ def test_cell_numbers_agree_with_the_prompts(taught):
     page.evaluate("() => window.jupyterapp.commands.execute('jupyter-fuse:show-sidebar')")
     heads = page.locator("#jupyter-fuse-sidebar .jp-FuseSidebar-itemHead").all_inner_texts()
     assert [h.split("]")[0].strip("[ ") for h in heads][:2] == numbers
+    # compiling said nothing on stderr and left nothing in the outputs (the status line is emptied)
+    compiled = notebook_cells(page)[_index("compiled")]
+    assert "compiling" not in compiled["text"] and compiled["report"] is not None
 
 
 def test_a_loop_graph_groups_its_iterations(taught):
