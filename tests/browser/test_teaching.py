@@ -12,8 +12,9 @@ import time
 import nbformat
 import pytest
 
-from conftest import SCREENSHOTS
-from test_labextension import JS_ALL_RUN, MIME, cell_locator, notebook_cells, open_notebook, write_with_cells
+from conftest import SCREENSHOTS, ConsoleLog
+from test_labextension import (JS_ALL_RUN, MIME, assert_no_console_errors, cell_locator, notebook_cells,
+                               open_notebook, write_with_cells)
 
 NOTEBOOK = "teaching.ipynb"
 CELLS = [
@@ -69,8 +70,6 @@ def taught(browser, lab_server):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(30_000)
     page = context.new_page()
-    from conftest import ConsoleLog
-
     page.console = ConsoleLog(page)
     open_notebook(page, lab_server, f"lab/tree/{NOTEBOOK}")
     _run_all(page)
@@ -125,6 +124,7 @@ def test_clicking_a_kernel_highlights_its_lines(taught):
     last = cell.locator("tr[data-fuse-lines]").last
     last.click()
     assert cell.locator(".cm-line.jp-FuseLine-highlight").all_inner_texts() == ["s = e / e.sum()"]
+    assert_no_console_errors(page)
 
 
 @pytest.mark.parametrize("theme, light", [("JupyterLab Light", True), ("JupyterLab Dark", False)])
