@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from .. import fmt
-from ..report import FIRST_RUN, break_reason, cache_phrase, kernel_label, launches, time_shares
+from ..report import FIRST_RUN, cache_phrase, kernel_label, launches, time_shares
 
 # Plotly's default qualitative colours: kernels get the same colour in SVG and plotly. Beyond ten kernels
 # the colours repeat, so each kernel also gets a marker shape (and its name is drawn): never colour alone.
@@ -134,10 +134,6 @@ def status(d: dict) -> str:
     if (d.get("options") or {}).get("fuse") is False:
         return "no-fuse"
     return "clean"
-
-
-def cut_reason(d: dict, b: dict) -> str:
-    return break_reason(d, b)
 
 
 # -- kernels -------------------------------------------------------------------

@@ -17,7 +17,6 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, String
 
 FG = "var(--jp-ui-font-color1, #222)"
 FG2 = "var(--jp-ui-font-color2, #555)"
-BG = "var(--jp-layout-color1, #fff)"
 BG2 = "var(--jp-layout-color2, #eee)"
 BORDER = "var(--jp-border-color1, #999)"
 BORDER2 = "var(--jp-border-color2, #e0e0e0)"

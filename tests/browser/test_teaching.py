@@ -17,6 +17,8 @@ from test_labextension import (JS_ALL_RUN, MIME, assert_no_console_errors, cell_
                                open_notebook, write_with_cells)
 
 NOTEBOOK = "teaching.ipynb"
+# A workspace of its own: JupyterLab does not reopen the documents earlier tests left open in the default one.
+WORKSPACE = f"lab/workspaces/teaching/tree/{NOTEBOOK}"
 CELLS = [
     ("%load_ext jupyter_fuse\nimport numpy as np\nx = np.linspace(0, 1, 1000)\nu = np.linspace(0, 1, 100)", None),
     ("%%fuse -b numpy\nm = x.max()\ne = np.exp(x - m)\ns = e / e.sum()", "softmax"),
@@ -42,19 +44,39 @@ JS_CONTRAST = """(el) => {
 }"""
 
 
+def _shut_down_kernel(lab_server, path: str) -> None:
+    """End the notebook's session (and its kernel) through the server's REST API."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(lab_server.url("api/sessions"), timeout=10) as r:
+        sessions = [s for s in json.load(r) if s.get("path") == path]
+    assert sessions, f"no session for {path}"
+    for session in sessions:
+        req = urllib.request.Request(lab_server.url(f"api/sessions/{session['id']}"), method="DELETE")
+        urllib.request.urlopen(req, timeout=30).close()
+
+
 def _index(tag: str) -> int:
     return next(i for i, (_, t) in enumerate(CELLS) if t == tag)
 
 
+def _command(page, command: str, args: str = "{}", seconds: float = 30) -> None:
+    """Run a JupyterLab command and wait for it, at most ``seconds`` (a dialog must not hang the test)."""
+    page.evaluate(f"""() => Promise.race([window.jupyterapp.commands.execute('{command}', {args}),
+                                         new Promise((_, no) => setTimeout(() => no('{command} timed out'),
+                                                                           {int(seconds * 1000)}))])""")
+
+
 def _run_all(page) -> None:
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    _command(page, "notebook:run-all-cells", seconds=120)
     page.wait_for_function(JS_ALL_RUN, timeout=120_000, polling=250)
     errors = [e for c in notebook_cells(page) for e in c["errors"]]
     assert not errors, errors
 
 
 def _theme(page, name: str, light: bool) -> None:
-    page.evaluate(f"() => window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
+    _command(page, "apputils:change-theme", f"{{theme: '{name}'}}")
     page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{str(light).lower()}'")
     page.wait_for_timeout(500)  # the theme's stylesheet applies
 
@@ -71,7 +93,7 @@ def taught(browser, lab_server):
     context.set_default_timeout(30_000)
     page = context.new_page()
     page.console = ConsoleLog(page)
-    open_notebook(page, lab_server, f"lab/tree/{NOTEBOOK}")
+    open_notebook(page, lab_server, WORKSPACE)
     _run_all(page)
     try:
         yield page
@@ -88,7 +110,7 @@ def test_cell_numbers_agree_with_the_prompts(taught):
     dashboard = cell_locator(page, _index("dashboard"))
     options = dashboard.locator(".widget-dropdown select option").all_inner_texts()
     assert [o.replace("\xa0", " ").split(":")[0] for o in options][:2] == [f"In [{n}]" for n in numbers]
-    page.evaluate("() => window.jupyterapp.commands.execute('jupyter-fuse:show-sidebar')")
+    _command(page, "jupyter-fuse:show-sidebar")
     heads = page.locator("#jupyter-fuse-sidebar .jp-FuseSidebar-itemHead").all_inner_texts()
     assert [h.split("]")[0].strip("[ ") for h in heads][:2] == numbers
     # compiling said nothing on stderr and left nothing in the outputs (the status line is emptied)
@@ -150,17 +172,16 @@ def test_panel_reads_in_both_themes(taught, theme, light):
 def test_reopened_after_save_and_reload_the_reports_show(taught, lab_server):
     """Run, save, shut the kernel down, reload the page, reopen: every panel shows its report."""
     page = taught
-    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    _command(page, "docmanager:save")
     saved = lab_server.root / NOTEBOOK
     deadline = time.monotonic() + 20
     while sum(1 for c in nbformat.read(saved, as_version=4).cells for o in c.get("outputs", [])
               if MIME in o.get("data", {})) < 2:
         assert time.monotonic() < deadline, "the notebook was not saved with its reports"
         time.sleep(0.3)
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
-    page.wait_for_timeout(500)
+    _shut_down_kernel(lab_server, NOTEBOOK)  # as the server's "Shut Down Kernel" does: the widget models go
     page.reload()
-    open_notebook(page, lab_server, f"lab/tree/{NOTEBOOK}")
+    open_notebook(page, lab_server, WORKSPACE)
     for tag in ("softmax", "loop", "compiled"):
         cell = cell_locator(page, _index(tag))
         card = cell.locator(".jp-FuseFallback .jp-FuseCard, .jp-FuseCard")
