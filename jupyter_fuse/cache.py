@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import guards, views
+from . import fmt, guards, views
 from .buffers import rebind
 from .guards import Recorder, Unguardable, path_text, resolve
 from .trace import LazyArray, root_of
@@ -724,18 +724,18 @@ class PlanCache:
         if not self.cells:
             return "plan cache: empty"
         n = sum(len(es) for es in self.cells.values())
-        lines = [f"plan cache: {len(self.cells)} cell{'s' * (len(self.cells) != 1)}, {n} entr"
-                 f"{'ies' if n != 1 else 'y'}, {self.nbytes} bytes held (limit {MAX_BYTES})"]
+        lines = [f"plan cache: {fmt.plural(len(self.cells), 'cell')}, {fmt.plural(n, 'entry', 'entries')}, "
+                 f"{fmt.nbytes(self.nbytes)} held (limit {fmt.nbytes(MAX_BYTES)})"]
         for key, es in self.cells.items():
             source, backend, fuse, dry_run, keep = key
             first = (source.strip().splitlines() or [""])[0]
             st = self.stats.get(key, {})
             flags = "".join([", no fuse"] * (not fuse) + [", dry run"] * dry_run + [", keep"] * keep)
-            lines.append(f"- [{backend}{flags}] {first[:60]!r}: {len(es)} entr"
-                         f"{'ies' if len(es) != 1 else 'y'}, {st.get('hit', 0)} hits, {st.get('miss', 0)} misses")
+            lines.append(f"- [{backend}{flags}] {first[:60]!r}: {fmt.plural(len(es), 'entry', 'entries')}, "
+                         f"{fmt.plural(st.get('hit', 0), 'hit')}, {fmt.plural(st.get('miss', 0), 'miss', 'misses')}")
             for i, e in enumerate(es):
-                lines.append(f"    entry {i}: {len(e.guards)} guards, {sum(s[0] == 'eval' for s in e.steps)} plans run, "
-                             f"{e.hits} hits")
+                lines.append(f"    entry {i}: {fmt.plural(len(e.guards), 'guard')}, "
+                             f"{fmt.plural(sum(s[0] == 'eval' for s in e.steps), 'plan')} run, {fmt.plural(e.hits, 'hit')}")
                 lines += [f"      {t}" for t in e.texts[:12]]
                 if len(e.texts) > 12:
                     lines.append(f"      ... {len(e.texts) - 12} more")

@@ -172,7 +172,8 @@ def describe_params(node: Node) -> str:
     if node.op == "const":
         return f"constant {node.params[1]!r}"
     if node.op == "view":
-        return " then ".join(f"{kind}{_short(p)}" for kind, p in node.params)
+        # an index in full: the dashboard writes it back as the user did (`u[1:-1, ::2]`)
+        return " then ".join(f"{kind}{repr(p) if kind == 'getitem' else _short(p)}" for kind, p in node.params)
     parts = []
     for p in node.params:
         if isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str):

@@ -608,7 +608,6 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
             # a replay makes the call again (np.random.seed resets what later draws give)
             return eager_call(real, args, kwargs, _qualname(real, name), "", quiet=True)
         mutates = 0 if name in _MUTATING_FUNCS else ("out" if "out" in kwargs else None)
-        label = _qualname(real, name)
         return eager_call(real, args, kwargs, label, reason or f"{label} is not supported lazily", mutates,
                           twin=name if getattr(np, name, None) is real else None)
 

@@ -7,8 +7,12 @@ No UI imports here: the dashboard and the labextension consume
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
+
+from . import fmt
 
 SCHEMA_VERSION = 1
 PHASES = ("guard", "trace", "plan", "compile", "run", "total")
@@ -87,26 +91,8 @@ class Report:
         return sum(k.get("bytes_read", 0) + k.get("bytes_written", 0) for k in self.kernel_list)
 
     def summary(self) -> str:
-        """The one line the magic prints, e.g. ``fuse[numpy]: 37 ops -> 37 kernels · ...``."""
-        t = self.times
-        label = backend_label(self.backend, self.options)
-        parts = [f"fuse[{label}]: {self.ops} op{'s' * (self.ops != 1)} -> {self.kernels} "
-                 f"kernel{'s' * (self.kernels != 1)}"]
-        if self.cache != "off":
-            parts.append(f"cache {self.cache}")
-        parts.append(f"trace {_ms(t['trace'])}")
-        if t["compile"]:
-            parts.append(f"compile {_ms(t['compile'])}")
-        parts.append(f"run {_ms(t['run'])}")
-        cuda = [k for k in self.kernel_list if "compiled" in k]
-        if cuda:
-            parts.append(f"{sum(bool(k['compiled']) for k in cuda)}/{len(cuda)} CUDA kernels compiled"
-                         + (", emulated on the CPU" if self.options.get("emulate") else ""))
-        if self.fallbacks:
-            parts.append(f"{len(self.fallbacks)} fallback{'s' * (len(self.fallbacks) > 1)}")
-        if self.bytes_h2d or self.bytes_d2h:
-            parts.append(f"h2d {_bytes(self.bytes_h2d)} d2h {_bytes(self.bytes_d2h)}")
-        return " · ".join(parts)
+        """The one line the magic prints, e.g. ``fuse[cpu]: 10 ops -> 1 kernel · ...``: every phase."""
+        return summary_line(self._fields())
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if k != "result" and not k.startswith("_")}
@@ -114,19 +100,39 @@ class Report:
         d["bytes_moved"] = self.bytes_moved
         return json.loads(json.dumps(d, default=str))  # guarantees JSON-serializable
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Report":
+        """The Report a ``to_dict()`` (or a saved file) describes; derived keys are dropped."""
+        names = {f.name for f in fields(cls)} - {"result"}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the report to ``path``: ``.json`` is ``to_dict()``; ``.html`` (or ``.htm``) a standalone
+        page (the panel's static rendering, with the JSON embedded). :func:`load` reads both back."""
+        from .dashboard.export import save  # plain string building: no UI library
+
+        return save(self, path)
+
+    def _fields(self) -> dict[str, Any]:
+        """The dict form without the JSON round trip (what the summary needs, cheaply)."""
+        return {**self.__dict__, "bytes_moved": self.bytes_moved}
+
     def __repr__(self) -> str:
-        lines = [self.summary()]
+        d = self._fields()
+        lines = [summary_line(d)]
         for k in self.kernel_list:
-            times = f" x{k['launches']}" if k.get("launches", 1) > 1 else ""
+            where = fmt.lines(k.get("lines", [])) or "line ?"
             lines.append(
-                f"  {k['name']}{times}: {', '.join(k['ops'])} (lines {_lines(k['lines'])}) "
-                f"{_bytes(k['bytes_read'])} in, {_bytes(k['bytes_written'])} out, {_ms(k['time'])}"
+                f"  {kernel_label(k)}: {', '.join(k['ops'])} ({where}) "
+                f"{fmt.nbytes(k.get('bytes_read', 0))} in, {fmt.nbytes(k.get('bytes_written', 0))} out, "
+                f"{fmt.seconds(k.get('time', 0.0))}"
             )
         reasons: dict[str, int] = {}
         for b in self.breaks:
-            reasons[b["reason"]] = reasons.get(b["reason"], 0) + 1
+            reason = break_reason(d, b)
+            reasons[reason] = reasons.get(reason, 0) + 1
         for reason, n in reasons.items():
-            lines.append(f"  break{f' x{n}' if n > 1 else ''}: {reason}")
+            lines.append(f"  break{f' ×{n}' if n > 1 else ''}: {reason}")
         for f in self.fallbacks:
             times = f" x{f['count']}" if f.get("count", 1) > 1 else ""
             lines.append(f"  fallback (line {f['line']}){times}: {f['op']}: {f['reason']}")
@@ -136,17 +142,109 @@ class Report:
         return "\n".join(lines)
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.1f} ms"
+def load(path: str | os.PathLike) -> Report:
+    """A Report saved by :meth:`Report.save`, from its ``.json`` or its standalone ``.html`` page."""
+    text = Path(path).read_text(encoding="utf-8")
+    if Path(path).suffix.lower() in (".html", ".htm"):
+        from .dashboard.export import report_json
+
+        text = report_json(text)
+    return Report.from_dict(json.loads(text))
 
 
-def _bytes(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"  # unreachable
+# -- the words every display shares (they read the dict form, so the labextension's copy can match) --
+
+FIRST_RUN = "no plan recorded for this cell yet"  # cache.py's reason on a cell's first traced run
+NO_FUSE_REASON = "fusion is off (--no-fuse): one kernel per op"  # fuse.py's reason with fusion off
+NUMPY_REFERENCE = "the numpy backend is the reference: one NumPy call per op, never fused (-b cpu or -b cupy fuse)"
+LOAD_PHASE = "load"  # first use: heavy modules (numba, cupy) loaded during the run; the magic measures it
 
 
-def _lines(lines: list[int]) -> str:
-    return ",".join(map(str, lines)) or "?"
+def launches(k: dict[str, Any]) -> int:
+    """How many times a kernel-list entry ran (a loop's kernel is one entry with its total time and bytes)."""
+    n = k.get("launches", 1)
+    return n if isinstance(n, int) and n > 0 else 1
+
+
+def kernel_label(k: dict[str, Any]) -> str:
+    """``k0``, or ``k0 ×100`` for an entry that ran 100 times."""
+    n = launches(k)
+    return f"{k['name']} ×{fmt.count(n)}" if n > 1 else str(k["name"])
+
+
+def break_reason(d: dict[str, Any], b: dict[str, Any]) -> str:
+    """A cut's reason as the user should read it. With fusion off, the partitioner says ``--no-fuse``
+    whether the user passed it or chose the numpy backend; the latter is the one-op-per-kernel reference."""
+    reason = str(b.get("reason", "?"))
+    if reason == NO_FUSE_REASON and d.get("backend") == "numpy" and (d.get("options") or {}).get("fuse", True):
+        return NUMPY_REFERENCE
+    return reason
+
+
+def kernel_seconds(d: dict[str, Any]) -> float:
+    """Time spent inside kernels (NumPy calls included), at most the run phase."""
+    inside = sum(float(k.get("time") or 0.0) for k in d.get("kernel_list", []))
+    return min(inside, float(d.get("times", {}).get("run", inside)))
+
+
+def time_shares(d: dict[str, Any]) -> dict[str, float]:
+    """The cell's time as shares of its total: ``kernels``, ``compile``, ``load`` (first use) and
+    ``overhead`` (guards, tracing, planning, launching: everything the kernels did not do)."""
+    t = d.get("times", {})
+    total = float(t.get("total") or 0.0)
+    if total <= 0:
+        return {}
+    parts = {"kernels": kernel_seconds(d), "compile": float(t.get("compile") or 0.0),
+             "load": float(t.get(LOAD_PHASE) or 0.0)}
+    shares = {k: min(1.0, v / total) for k, v in parts.items() if v > 0 or k == "kernels"}
+    shares["overhead"] = max(0.0, 1.0 - sum(shares.values()))
+    return shares
+
+
+def cache_phrase(d: dict[str, Any]) -> str:
+    """The plan cache in a few words: what happened, not every reason (the Guards tab has those)."""
+    state, reasons = d.get("cache", "off"), _unique(d.get("miss_reasons") or [])
+    more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    if state == "hit":
+        return "replayed (every guard held)"
+    if state == "miss":
+        if not reasons or all(r.startswith(FIRST_RUN) for r in reasons):
+            return "first run: plan recorded for replay"
+        return f"traced again: {reasons[0]}{more}"
+    if state == "unreplayable":
+        return f"traced every run: {reasons[0]}{more}" if reasons else "traced every run"
+    return "cache off"
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def summary_line(d: dict[str, Any]) -> str:
+    """``fuse[cpu]: 10 ops -> 1 kernel · first run: ... · guard 0 s · trace 1.20 ms · plan 310 µs ·
+    compile 1.10 s · run 4.10 ms · total 1.12 s (kernels 0.4%, compile 98%, overhead 1.6%)``."""
+    t = d.get("times", {})
+    opts = d.get("options") or {}
+    dry, emulated = bool(opts.get("dry_run")), bool(opts.get("emulate"))
+    parts = [f"fuse[{backend_label(d['backend'], opts)}]: {fmt.plural(d['ops'], 'op')} -> "
+             f"{fmt.plural(d['kernels'], 'kernel')}"]
+    if d.get("cache", "off") != "off":
+        parts.append(cache_phrase(d))
+    if t.get(LOAD_PHASE):
+        parts.append(f"first use {fmt.seconds(t[LOAD_PHASE])}")
+    for phase in PHASES[:-1]:
+        host = " (NumPy on the host)" if dry else " (emulated on the CPU)" if emulated else ""
+        parts.append(f"{phase} {fmt.seconds(t.get(phase, 0.0))}" + (host if phase == "run" else ""))
+    shares = time_shares(d)
+    if shares:
+        parts.append(f"total {fmt.seconds(t.get('total', 0.0))} ("
+                     + ", ".join(f"{k} {fmt.percent(v)}" for k, v in shares.items()) + ")")
+    cuda = [k for k in d.get("kernel_list", []) if "compiled" in k]
+    if cuda:
+        parts.append(f"{sum(bool(k['compiled']) for k in cuda)}/{len(cuda)} CUDA kernels compiled"
+                     + (", emulated on the CPU" if emulated else ""))
+    if d.get("fallbacks"):
+        parts.append(fmt.plural(len(d["fallbacks"]), "fallback"))
+    if d.get("bytes_h2d") or d.get("bytes_d2h"):
+        parts.append(f"h2d {fmt.nbytes(d.get('bytes_h2d', 0))} d2h {fmt.nbytes(d.get('bytes_d2h', 0))}")
+    return " · ".join(parts)

@@ -204,8 +204,10 @@ def _load(source: str, reload: bool = False) -> ModuleType:
 
 
 def _progress(kernel: Kernel, parallel: bool) -> None:
-    print(f"jupyter_fuse: compiling {kernel.name} ({kernel.kind}, {len(kernel.nodes)} ops"
-          f"{', parallel' if parallel else ''}) with numba...", file=sys.stderr, flush=True)
+    from ..progress import say  # a status line under the cell in a notebook, stderr elsewhere
+
+    say(f"compiling {kernel.name} ({kernel.kind}, {len(kernel.nodes)} ops{', parallel' if parallel else ''}) "
+        "with numba...")
 
 
 def _binder(kernel: Kernel, r: Rendered, plan: Any,

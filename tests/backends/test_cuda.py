@@ -260,7 +260,7 @@ def test_inputs_go_once_results_come_back_once():
     assert sorted((d, n, c) for d, b, n, c in rows(r) if d == "d2h") == [
         ("d2h", "a", "result"), ("d2h", "b", "result"), ("d2h", "c", "result")]
     assert r.bytes_h2d == 8000 and r.bytes_d2h == 8000 + 8000 + 8
-    assert "h2d 7.8 KiB" in r.summary()
+    assert "h2d 7.81 KiB" in r.summary()
 
 
 def test_syncs_copy_back_at_their_line_and_only_once():

@@ -278,7 +278,7 @@ def test_fuse_cache_magic():
         with redirect_stdout(out):
             ip.run_line_magic("fuse_cache", "")
         text = out.getvalue()
-        assert "1 cell" in text and "1 hits" in text and "x: ndarray float64 (5,)" in text
+        assert "1 cell" in text and "1 hit," in text and "x: ndarray float64 (5,)" in text
         assert "def holds" not in text
         out = io.StringIO()
         with redirect_stdout(out):
