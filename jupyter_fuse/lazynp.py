@@ -602,11 +602,12 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
         lazies: list[LazyArray] = []
         _collect((args, kwargs), lazies)
         s = active()
+        label = _qualname(real, name)  # np.linalg.solve, not np.solve
         if not lazies and not always:
             if s is None or s.tape is None or name in _PURE and reason != _RANDOM_REASON:
                 return _wrap_result(real(*args, **kwargs))
             # a replay makes the call again (np.random.seed resets what later draws give)
-            return eager_call(real, args, kwargs, _qualname(real, name), "", quiet=True)
+            return eager_call(real, args, kwargs, label, "", quiet=True)
         mutates = 0 if name in _MUTATING_FUNCS else ("out" if "out" in kwargs else None)
         return eager_call(real, args, kwargs, label, reason or f"{label} is not supported lazily", mutates,
                           twin=name if getattr(np, name, None) is real else None)

@@ -55,22 +55,24 @@ class Report:
     # a kernel (or syncs, or falls back) 100,000 times keeps one entry with a count, not 100,000
     _entries: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def launched(self, static: dict, elapsed: float, **extra: Any) -> None:
+    def launched(self, static: dict, elapsed: float, **extra: Any) -> dict:
         """One kernel launch. ``static`` is what every launch of this kernel shares (name, ops, lines,
         bytes, source); a kernel that already ran in this cell counts into its entry (``launches``,
-        total ``time`` and bytes), so ``kernels`` counts launches and ``kernel_list`` kernels."""
+        total ``time`` and bytes), so ``kernels`` counts launches and ``kernel_list`` kernels. Returns the
+        entry (a backend may add what it measures afterwards)."""
         self.kernels += 1
         e = self._entries.get(("k", static["name"]))
         if e is None:
             e = self._entries[("k", static["name"])] = {**static, "time": elapsed, **extra, "launches": 1}
             self.kernel_list.append(e)
-            return
+            return e
         e["launches"] += 1
         e["time"] += elapsed
         e["bytes_read"] += static["bytes_read"]
         e["bytes_written"] += static["bytes_written"]
         if extra.get("compile_time"):
             e["compile_time"] = e.get("compile_time", 0.0) + extra["compile_time"]
+        return e
 
     def counted(self, kind: str, entry: dict) -> bool:
         """Add a sync or fallback entry (``kind`` is "syncs" or "fallbacks"), or count a repeat of one

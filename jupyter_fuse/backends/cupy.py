@@ -518,9 +518,8 @@ class _CudaBase:
                         if a.op != "const" else values[a] for a in node.args]
                 values[node] = as_result(node, run_node(node, args))
             read += sum(a.nbytes for a in node.args if a.op != "const" and a.dtype is not None)
-        report.kernels += 1
-        report.kernel_list.append(_entry(kernel, time.perf_counter() - t0, read, None, reason=reason,
-                                         route=", ".join(routes)))
+        e = _entry(kernel, time.perf_counter() - t0, read, None, reason=reason, route=", ".join(routes))
+        report.launched(e, e["time"])
 
     def _read(self, node: Node, values: dict) -> Any:
         """A value as it is stored (device or host), views resolved where the storage is."""
@@ -628,11 +627,9 @@ class _CudaBase:
             values[dest[0]] = dest[1]
             self._mark(dest[1])
         read, written = _kernel_bytes(kernel, r, nbytes)
-        report.kernels += 1
         e = _entry(kernel, elapsed, read, r.source, written=written, mode=r.mode, entries=r.entries,
                    block=r.block, launch=cfg, **{k: v for k, v in entry.items() if k != "source"})
-        report.kernel_list.append(e)
-        self._launched(e, handle)
+        self._launched(report.launched(e, e["time"]), handle)
 
     # -- backend-specific -------------------------------------------------------------------
     def _is_device(self, value: Any) -> bool:
@@ -800,10 +797,9 @@ class DryRunBackend(_CudaBase):
             self._mark(values[out])
         read, written = _kernel_bytes(kernel, r, {})
         cfg = launch_config(kernel, r)
-        report.kernels += 1
-        report.kernel_list.append(_entry(kernel, elapsed, read, r.source, written=written, mode=r.mode,
-                                         entries=r.entries, block=r.block, launch=cfg, dry_run=True,
-                                         **{k: v for k, v in entry.items() if k != "source"}))
+        e = _entry(kernel, elapsed, read, r.source, written=written, mode=r.mode, entries=r.entries,
+                   block=r.block, launch=cfg, dry_run=True, **{k: v for k, v in entry.items() if k != "source"})
+        report.launched(e, e["time"])
 
 
 # -- the real thing ---------------------------------------------------------------------------
