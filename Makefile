@@ -16,9 +16,9 @@ ifdef CI
 export HYPOTHESIS_PROFILE ?= ci
 endif
 
-.PHONY: install test demo clean chromium
+.PHONY: install test demo clean chromium cxx
 
-install: $(STAMP) $(LABEXT_STAMP)
+install: $(STAMP) $(LABEXT_STAMP) cxx
 
 # Create the venv once; reinstall only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -40,6 +40,11 @@ $(LABEXT_STAMP): $(LABEXT_OUT)
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
 	  || echo "chromium could not be installed: the browser tests will skip"
+
+# `--emulate` compiles CUDA kernels with the host C++ compiler; install g++ once when it is missing.
+cxx:
+	@command -v $${CXX:-g++} >/dev/null || { apt-get update -qq && apt-get install -y -qq g++ >/dev/null; } \
+	  || echo "g++ could not be installed: --emulate (and its tests) need a C++ compiler"
 
 # Run every test (no GPU needed; gpu-marked tests skip themselves).
 test: install chromium

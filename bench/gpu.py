@@ -200,7 +200,8 @@ def main() -> int:
 
     if not cuda_available():
         print("bench/gpu.py: no usable CUDA device (or no CuPy): skipping the GPU tests and the benchmark. "
-              "Without a GPU, `%%fuse -b cupy --dry-run` still compiles every kernel (tests/backends/test_cuda.py).")
+              "Without a GPU, `%%fuse -b cupy --dry-run` still compiles every kernel and `--emulate` runs "
+              "them on the CPU (tests/backends/test_cuda.py).")
         return 0
     import cupy as cp
 

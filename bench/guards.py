@@ -6,7 +6,7 @@ Rows (microseconds per call, best of 7 repeats):
 
 replay cell       the guards of bench/replay.py's cell (two arrays and their alias guard)
 dict of N floats  a cell reading a dict of N Python floats (N + 2 guards)
-errstate check    trace.errors_raise (memoized on NumPy's error-state object) against asking
+errstate check    fperrors.errors_raise (memoized on NumPy's error-state object) against asking
                   np.geterr() each time, as before the memo
 
 ``generate ms`` is what ``guards.compile_check`` takes once per cache entry; entries with more
@@ -22,7 +22,7 @@ import numpy as np
 
 from jupyter_fuse import guards
 from jupyter_fuse.cache import GENERATED_MAX
-from jupyter_fuse.trace import errors_raise
+from jupyter_fuse.fperrors import errors_raise
 
 
 def per_call_us(fn, number: int) -> float:
@@ -53,7 +53,7 @@ def main() -> None:
         return "raise" in modes or "call" in modes
 
     print(f"\nerrstate check: {per_call_us(geterr_check, 100000):.2f} us asking np.geterr(), "
-          f"{per_call_us(errors_raise, 100000):.2f} us memoized (trace.errors_raise)")
+          f"{per_call_us(errors_raise, 100000):.2f} us memoized (fperrors.errors_raise)")
 
 
 if __name__ == "__main__":

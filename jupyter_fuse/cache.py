@@ -18,17 +18,19 @@ Entries: at most ``PER_CELL`` per cell (LRU), at most ``MAX_BYTES`` in all
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
 import time
+import types
 import warnings
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
-from . import guards, views
+from . import fmt, guards, views
 from .buffers import rebind
 from .guards import Recorder, Unguardable, path_text, resolve
 from .trace import LazyArray, root_of
@@ -61,6 +63,10 @@ class Tape:
         self.nbytes = 0
         self.effects: tuple | None = None
         self.syncs = 0
+        self.modules: dict[str, Any] = {}  # modules the cell binds (imports): checked before a replay
+        self._claimed: int | None = None
+        self.eager_nodes: set = set()  # inputs an eager call's step binds
+        self.random = False  # a step draws from NumPy's global generator (a replay saves its state)
 
     def unreplayable(self, reason: str) -> None:
         if reason not in self.reasons:
@@ -69,8 +75,21 @@ class Tape:
     def read(self, name: str, value: Any) -> None:
         self.rec.read(name, value)
 
+    @contextlib.contextmanager
+    def claiming(self, value: Any) -> Iterator[None]:
+        """While an eager call's result is wrapped: its input is the call's output, not a constant."""
+        self._claimed = id(root_of(value))
+        try:
+            yield
+        finally:
+            self._claimed = None
+
     def on_input(self, node: Any, value: Any) -> None:
         if self.reasons:  # unreplayable already (an eager call's result on the GPU cannot be copied here)
+            return
+        if id(value) == self._claimed:
+            self.slots.append((node, ("eager", None)))
+            self.eager_nodes.add(node)
             return
         path = self.rec.roots.get(id(value))
         if path is not None:
@@ -83,13 +102,27 @@ class Tape:
     def on_const(self, node: Any, value: Any) -> None:
         self.consts[node] = value
 
-    def on_eval(self, plan: Any) -> None:
-        self.steps.append(("eval", plan))
+    def on_eval(self, tmpl: Any, leaves: list, outs: list) -> None:
+        """A plan ran (``plans.Template``) on these leaves; ``outs``: (node, the leaf the cell's buffers
+        hold for it from now on, or None). The kernels' names are this cell's (a template is shared)."""
+        self.steps.append(("eval", tmpl, tuple(leaves), tuple(outs), tuple(k.name for k in tmpl.plan.kernels)))
 
     def on_sync(self, node: Any, scalar: bool, convert: Any, out: Any, cause: str, name: str | None) -> None:
         if isinstance(out, np.ndarray):
             self.nbytes += out.nbytes
         self.steps.append(("sync", node, scalar, convert, out, cause, self.s.line(), name))
+
+    def on_call(self, func: Any, recipe: Any, mut: Any, result: Any, static: dict | None) -> None:
+        """A call that ran outside the trace (``lazynp.eager_call``): ``recipe`` makes its arguments
+        from the replay's values, ``mut`` (the node copied, the storage's input, the view chain) the
+        array it writes into, ``result`` binds what it returns; ``static`` is its report entry."""
+        if result is None:
+            return  # (the recipe said why: unreplayable)
+        owner = getattr(func, "__self__", None)
+        if isinstance(owner, (np.random.RandomState, np.random.Generator)) or \
+                str(getattr(func, "__module__", None) or "").startswith("numpy.random"):
+            self.random = True
+        self.steps.append(("call", func, recipe, mut, result, static, self.s.line()))
 
     def on_print(self, items: list, sep: str, end: str) -> None:
         self.steps.append(("print", items, sep, end, self.s.line()))
@@ -104,7 +137,8 @@ class Tape:
             for lz in list(s.wrapped.values()):
                 if lz._origin is not None and lz._origin.shape != lz.shape:
                     raise Unguardable("the cell assigns an array's .shape")
-            slot_of = {id(s.inputs[node.params[0]]): i for i, (node, _) in enumerate(self.slots)}
+            slot_of = {id(s.inputs[node.params[0]]): i for i, (node, _) in enumerate(self.slots)
+                       if node.params[0] in s.inputs}
             buffers, index = [], {}
             for buf in bufs:
                 slot = slot_of.get(id(buf.origin)) if buf.origin is not None else None
@@ -113,7 +147,8 @@ class Tape:
                 index[id(buf)] = len(buffers)
                 path_slot = slot is not None and self.slots[slot][1][0] == "root"
                 buffers.append((buf.node, slot, bool(buf.dirty), path_slot))
-            recipe = _Recipes(self.rec, index)
+            recipe = _Recipes(self.rec, index, ns, {id(c) for c in s.classes})
+            self.modules = recipe.modules
             names = []
             for k in [k for k in dict.keys(ns) if k in ns.assigned]:  # in finalize's order (ledger names)
                 names.append((k, recipe.of(dict.__getitem__(ns, k), k)))
@@ -142,10 +177,13 @@ class Tape:
         if self.reasons or self.effects is None:
             return None
         r = self.s.report
-        return Entry(self.rec.guards, self.rec.keep, self.slots, self.consts, self.steps, self.effects,
-                     self.nbytes + self.rec.data_bytes,
-                     {"ops": r.ops, "syncs": list(r.syncs), "graph": r.graph, "nodes": r.nodes,
-                      "breaks": len(r.breaks)})
+        entry = Entry(self.rec.guards, self.rec.keep, self.slots, self.consts, self.steps, self.effects,
+                      self.nbytes + self.rec.data_bytes,
+                      {"ops": r.ops, "syncs": list(r.syncs), "graph": r.graph, "nodes": r.nodes,
+                       "graph_truncated": r.graph_truncated,
+                       "breaks": list(r.breaks), "fallbacks": list(r.fallbacks)})
+        entry.modules, entry.random = tuple(self.modules.items()), self.random
+        return entry
 
 
 def _resolve_or_none(user: Any, path: tuple) -> Any:
@@ -156,14 +194,22 @@ def _resolve_or_none(user: Any, path: tuple) -> Any:
 
 
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, range, slice)
+_CLASS_SKIP = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__"})
 
 
 class _Recipes:
-    """How to rebuild a value the cell leaves in the namespace, without running the cell."""
+    """How to rebuild a value the cell leaves in the namespace, without running the cell.
 
-    def __init__(self, rec: Recorder, buffers: dict) -> None:
-        self.rec, self.buffers = rec, buffers
+    Arrays come from the replay's buffers; containers, functions, classes and instances the cell
+    made are rebuilt (one object per object, cycles included); objects the cell read are found
+    again at their path; modules are looked up in ``sys.modules`` (``modules``: a replay checks
+    first that each is still the module recorded)."""
+
+    def __init__(self, rec: Recorder, buffers: dict, ns: Any = None, classes: "set[int] | None" = None) -> None:
+        self.rec, self.buffers, self.ns, self.classes = rec, buffers, ns, classes or set()
         self.memo: dict[int, int] = {}
+        self.building: set[int] = set()
+        self.modules: dict[str, Any] = {}
         self.count = 0
 
     def of(self, x: Any, where: str) -> tuple:
@@ -179,11 +225,11 @@ class _Recipes:
         if real is not None:
             return ("obj", real)
         if isinstance(x, _IMMUTABLE):
-            if type(x) is tuple:  # pragma: no cover - tuples are not in _IMMUTABLE
-                pass
             return ("obj", x)
         if id(x) in self.rec.known:
             return ("ref", self.rec.known[id(x)])
+        if id(x) in self.building:  # a cycle: a function in its own closure, a class in its methods' `__class__`
+            return ("made", self._id(x))
         if isinstance(x, (np.ufunc, type)) and guards._foreign(x if isinstance(x, type) else type(x)) \
                 or isinstance(x, type(np)) and guards._is_numpy(x):
             return ("obj", x)
@@ -194,14 +240,81 @@ class _Recipes:
             return ("tuple", [self.of(v, where) for v in x])
         if t is dict:
             return ("dict", self._id(x), [(self.of(k, where), self.of(v, where)) for k, v in x.items()])
-        raise Unguardable(f"{where} is a {t.__qualname__}: a replay rebuilds only arrays, scalars and "
-                          "lists/tuples/dicts of them")
+        if isinstance(x, types.ModuleType):
+            return self._module(x, where)
+        if isinstance(x, types.BuiltinFunctionType) or guards.pure_object(x):
+            if guards.pure_object(x):
+                return ("obj", x)
+            raise Unguardable(f"{where} is the builtin {getattr(x, '__name__', x)} of a module whose calls "
+                              "are not recorded")
+        self.building.add(id(x))
+        try:
+            if t is types.FunctionType:
+                return self._function(x, where)
+            if t in (staticmethod, classmethod):
+                return ("wrap", t, self.of(x.__func__, where))
+            if t is property:
+                return ("property", [self.of(f, where) for f in (x.fget, x.fset, x.fdel)], x.__doc__)
+            if isinstance(x, type):
+                return self._class(x, where)
+            return self._instance(x, where)
+        finally:
+            self.building.discard(id(x))
+
+    def _module(self, m: types.ModuleType, where: str) -> tuple:
+        name = m.__name__
+        if not guards.pure_module(name):
+            raise Unguardable(f"{where} is the module {name}: calls into it are not recorded")
+        self.modules[name] = m
+        return ("module", name)
+
+    def _function(self, f: types.FunctionType, where: str) -> tuple:
+        """A function the cell defined (``def``, ``lambda``): its code is the cell's, its globals
+        the user's namespace; defaults, closure cells and attributes are rebuilt."""
+        if self.ns is None or f.__globals__ is not self.ns:
+            raise Unguardable(f"{where} is the function {f.__qualname__}, which the cell did not define: "
+                              "the reads inside it are not recorded")
+        closure = [("cell", self._id(c), self.of(c.cell_contents, where) if _full(c) else None)
+                   for c in f.__closure__ or ()]
+        kwdefaults = None if f.__kwdefaults__ is None else self.of(dict(f.__kwdefaults__), where)
+        return ("func", self._id(f), f.__code__, f.__name__, f.__qualname__, self.of(f.__defaults__, where),
+                kwdefaults, closure, self.of(dict(f.__dict__), where), f.__doc__, dict(f.__annotations__))
+
+    def _class(self, cls: type, where: str) -> tuple:
+        """A class the cell defined: rebuilt by ``type(name, bases, namespace)``."""
+        if id(cls) not in self.classes:
+            raise Unguardable(f"{where} is the class {cls.__qualname__}, which the cell did not define: "
+                              "its code is not recorded")
+        if type(cls) is not type or "__slots__" in vars(cls):
+            raise Unguardable(f"{where} is the class {cls.__qualname__}: only plain classes (no metaclass, "
+                              "no __slots__) are rebuilt by a replay")
+        items = [(k, self.of(v, f"{where}.{k}")) for k, v in vars(cls).items() if k not in _CLASS_SKIP]
+        return ("class", self._id(cls), cls.__name__, cls.__qualname__, cls.__module__,
+                [self.of(b, where) for b in cls.__bases__], items)
+
+    def _instance(self, x: Any, where: str) -> tuple:
+        """A plain object of a class the cell defined (or a SimpleNamespace): its attributes."""
+        t = type(x)
+        d = getattr(x, "__dict__", None)
+        if not (id(t) in self.classes or t is types.SimpleNamespace) or not isinstance(d, dict) \
+                or t.__new__ is not object.__new__ and t is not types.SimpleNamespace:
+            raise Unguardable(f"{where} is a {t.__qualname__}: a replay rebuilds only arrays, scalars, "
+                              "containers, and the functions, classes and plain objects the cell defines")
+        return ("inst", self._id(x), self.of(t, where), [(k, self.of(v, f"{where}.{k}")) for k, v in d.items()])
 
     def _id(self, x: Any) -> int:
         key = id(x)
         if key not in self.memo:
             self.memo[key] = len(self.memo)
         return self.memo[key]
+
+
+def _full(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
 
 
 # -- an entry and its replay --------------------------------------------------------------------
@@ -220,16 +333,22 @@ class Entry:
         self.fixed = {**consts, **{node: src for node, (kind, src) in slots if kind == "const"}}
         self.inputs = [(node, src) for node, (kind, src) in slots if kind == "root"]
         self.hits = 0
-        self.prepared: dict[int, Any] = {}  # step -> backend launcher (``backend.prepare(plan)``), made once
+        self.modules: tuple = ()  # (name, module) the cell binds: still what sys.modules holds?
+        self.random = False  # a step draws from NumPy's global generator
         self._holds: Any = None  # the generated guard function, made at the first lookup
 
 
 def misses(entry: Entry, user: dict) -> list[str]:
     """Why ``entry``'s plan cannot be replayed on ``user``'s values (empty: every guard holds)."""
     holds = guard_function(entry)
-    if holds is not None and holds(user):
-        return []
-    return guards.check(entry.guards, user)
+    if not (holds is not None and holds(user)):
+        why = guards.check(entry.guards, user)
+        if why:
+            return why
+    for name, module in entry.modules:
+        if sys.modules.get(name) is not module:
+            return [f"module {name}: no longer the module imported when the plan was recorded"]
+    return []
 
 
 def guard_function(entry: Entry) -> Any:
@@ -245,13 +364,22 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
     for node, path in entry.inputs:
         values[node] = root_of(resolve(user, path))
     host = _copier(entry, values, backend, report)
-    printed = _run_tape(entry, values, backend, report, host)
-    # every check passed: now, and only now, the user sees the effects
-    storage = _results(entry, values, host)
+    state = np.random.get_state() if entry.random else None
+    try:
+        printed = _run_tape(entry, values, backend, report, host)
+    except BaseException:
+        if state is not None:  # the cell is traced instead: it draws the same numbers again
+            np.random.set_state(state)
+        raise
+    storage, writes = _results(entry, values, host)
     _, names, deleted, result = entry.effects
     rebuild = _Rebuild(user, storage, getattr(backend, "apply_chain", views.apply_chain))
     new = [(k, rebuild.of(r)) for k, r in names]
     value = [rebuild.of(r) for r in result]
+    rebuild.finish()
+    # every check passed and everything is built: now, and only now, the user sees the effects
+    for out, v in writes:
+        np.copyto(views.writable(out), v)  # (a writeable view may write a read-only base: NumPy's rule)
     for k, v in new:
         rebind(user, k, v)
     for k in deleted:
@@ -278,14 +406,15 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any) 
     for i, step in enumerate(entry.steps):
         kind = step[0]
         if kind == "eval":
-            prepare = getattr(backend, "prepare", None)  # a launcher for this very plan, made once
-            if prepare is None:  # (a backend made per run, like cupy's, holds that run's state)
-                backend.execute(step[1], values, report)
-                continue
-            run = entry.prepared.get(i)
-            if run is None:
-                run = entry.prepared[i] = prepare(step[1])
-            run(values, report)
+            _, tmpl, leaves, outs, names = step
+            for k, name in zip(tmpl.plan.kernels, names):
+                k.name = name
+            tmpl.run(backend, leaves, [n for n, _ in outs], values, report)
+            for n, ref in outs:
+                if ref is not None:
+                    values[ref] = values[n]
+        elif kind == "call":
+            _call(step, values, report)
         elif kind == "sync":
             _, node, scalar, convert, expected, cause, line, name = step
             v = values[node] if host is None else host(values[node], _sync_cause(cause, line), line=line, name=name)
@@ -305,9 +434,85 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any) 
     return printed
 
 
-def _results(entry: Entry, values: dict, host: Any) -> list[Any]:
-    """The storage of every buffer the cell hands back: writes into the user's own arrays done,
-    new arrays owning their memory. Every copy back comes first, so a failing one writes nothing."""
+def _call(step: tuple, values: dict, report: Any) -> None:
+    """A call that ran outside the trace, made again on the replay's values (``Tape.on_call``)."""
+    _, func, recipe, mut, result, static, line = step
+    target = None
+    if mut is not None:
+        src, storage_node, chain = mut
+        storage = values[storage_node] = np.array(resolve_value(src, values), copy=True, order="K")
+        target = views.apply_chain(storage, chain)
+    args, kwargs = _made(recipe, values, target)
+    t0 = time.perf_counter()
+    out = func(*args, **kwargs)
+    elapsed = time.perf_counter() - t0
+    _bind(result, out, values, line)
+    if static is not None:
+        report.times["run"] += elapsed
+        report.launched(static, elapsed)
+
+
+def _made(r: Any, values: dict, target: Any) -> Any:
+    kind = r[0]
+    if kind == "node":
+        v = resolve_value(r[1], values)
+        return v[()] if r[2] else v
+    if kind == "target":
+        return target
+    if kind == "lit":
+        return r[1]
+    if kind == "array":
+        return r[1].copy()  # (the call may write into it)
+    if kind == "tuple":
+        return tuple(_made(p, values, target) for p in r[1])
+    if kind == "list":
+        return [_made(p, values, target) for p in r[1]]
+    return {k: _made(p, values, target) for k, p in r[1]}  # "dict"
+
+
+def _bind(r: tuple, out: Any, values: dict, line: int | None) -> None:
+    """What the call returned, bound as the trace bound it; anything Python saw must be the same."""
+    kind = r[0]
+    if kind == "ignore":
+        return
+    if kind == "arr":
+        _, node, chain, scalar, dtype, shape = r
+        arr = np.asarray(out)
+        if arr.dtype != dtype or arr.shape != shape:
+            raise Abandon(f"line {line}: a call outside the trace now returns {arr.dtype}{list(arr.shape)}, "
+                          f"not {dtype}{list(shape)}")
+        root = root_of(arr) if isinstance(out, np.ndarray) else arr
+        if root.strides != tuple(node.layout[1]) or root.shape != node.shape or (
+                chain and chain != (("asstrided", (arr.__array_interface__["data"][0]
+                                                   - root.__array_interface__["data"][0], arr.shape, arr.strides)),)):
+            raise Abandon(f"line {line}: a call outside the trace now returns an array laid out differently")
+        values[node] = root
+        return
+    if kind == "value":
+        if not _same(out, r[1]):
+            raise Abandon(f"line {line}: a call outside the trace now returns {_short(out)}, not {_short(r[1])}")
+        return
+    if type(out).__name__ != kind or len(out) != len(r[1]):
+        raise Abandon(f"line {line}: a call outside the trace now returns a different structure")
+    for part, o in zip(r[1], out):
+        _bind(part, o, values, line)
+
+
+def resolve_value(node: Any, values: dict) -> Any:
+    """A value of the replay, computing views of available storage on the way."""
+    try:
+        return values[node]
+    except KeyError:
+        if node.op != "view":
+            raise
+        value = values[node] = views.apply_chain(np.asarray(resolve_value(node.args[0], values)), node.params)
+        return value
+
+
+def _results(entry: Entry, values: dict, host: Any) -> tuple[list[Any], list[tuple[Any, Any]]]:
+    """The storage of every buffer the cell hands back (the user's own arrays for writes into them,
+    new arrays owning their memory), and the copies into the user's arrays still to make. Nothing
+    is written here: every copy back from a device comes first, so a failing one writes nothing."""
     buffers, names, _, _ = entry.effects
     if host is None:
         fetched = [values[node] for node, *_ in buffers]
@@ -322,21 +527,25 @@ def _results(entry: Entry, values: dict, host: Any) -> list[Any]:
                 target, (_, path) = values[entry.slots[slot][0]], entry.slots[slot][1]
                 fetched.append(host(v, "result", name=path_text(path), like=target) if dirty and v is not target
                                else None)
-    slot_arrays = {id(values[node]) for node, _ in entry.slots}
+    slot_arrays = {id(values.get(node)) for node, _ in entry.slots}
     storage: list[Any] = []
+    writes: list[tuple[Any, Any]] = []
     claimed: set[int] = set()
     for (node, slot, dirty, path_slot), v in zip(buffers, fetched):
         if path_slot:
             out = values[entry.slots[slot][0]]
             if dirty and v is not None and v is not out:
-                np.copyto(views.writable(out), v)  # (a writeable view may write a read-only base: NumPy's rule)
+                writes.append((out, v))
         else:
             out = v if host is not None and not isinstance(v, np.ndarray) else np.asarray(v)  # (--keep: on the device)
-            if slot is not None or id(out) in claimed or id(out) in slot_arrays:
+            # copied: the entry's own constant, and an array already handed out or read from outside
+            # (an eager call's result is this replay's own: handed out as the traced run handed it)
+            kind = entry.slots[slot][1][0] if slot is not None else None
+            if kind == "const" or id(out) in claimed or id(out) in slot_arrays and kind != "eager":
                 out = out.copy()
         storage.append(out)
         claimed.add(id(out))
-    return storage
+    return storage, writes
 
 
 class _Rebuild:
@@ -345,6 +554,7 @@ class _Rebuild:
     def __init__(self, user: dict, storage: list[Any], apply_chain: Any) -> None:
         self.user, self.storage, self.apply_chain = user, storage, apply_chain
         self.made: dict[Any, Any] = {}  # one object per lazy array / container, as the cell had
+        self.fills: list[tuple[Any, tuple]] = []  # closure cells, filled once everything exists
 
     def of(self, r: tuple) -> Any:
         kind, made = r[0], self.made
@@ -367,17 +577,60 @@ class _Rebuild:
             return out
         if kind == "tuple":
             return tuple(self.of(v) for v in r[1])
+        if kind == "module":
+            return sys.modules[r[1]]  # (the lookup checked it is the module recorded)
+        if kind == "wrap":
+            return r[1](self.of(r[2]))
+        if kind == "property":
+            return property(*[self.of(f) for f in r[1]], doc=r[2])
         key = ("c", r[1])
-        if key in made:
+        if key in made or kind == "made":
             return made[key]
         if kind == "list":
             made[key] = out = []
             out.extend(self.of(v) for v in r[2])
             return out
-        made[key] = out = {}
-        for k, v in r[2]:
-            out[self.of(k)] = self.of(v)  # keys too: `{a.sum(): ...}` has a NumPy scalar key
-        return out
+        if kind == "dict":
+            made[key] = out = {}
+            for k, v in r[2]:
+                out[self.of(k)] = self.of(v)  # keys too: `{a.sum(): ...}` has a NumPy scalar key
+            return out
+        if kind == "func":
+            return self._function(key, r)
+        if kind == "class":
+            _, _, name, qualname, module, bases, items = r
+            ns = {k: self.of(v) for k, v in items}
+            ns.update(__module__=module, __qualname__=qualname)
+            made[key] = cls = type(name, tuple(self.of(b) for b in bases), ns)
+            return cls
+        _, _, cls, attrs = r  # "inst"
+        t = self.of(cls)
+        made[key] = obj = types.SimpleNamespace() if t is types.SimpleNamespace else object.__new__(t)
+        obj.__dict__.update((k, self.of(v)) for k, v in attrs)
+        return obj
+
+    def _function(self, key: tuple, r: tuple) -> Any:
+        _, _, code, name, qualname, defaults, kwdefaults, closure, attrs, doc, annotations = r
+        cells = []
+        for _, ck, contents in closure:
+            cell = self.made.get(("cell", ck))
+            if cell is None:
+                cell = self.made[("cell", ck)] = types.CellType()
+                if contents is not None:
+                    self.fills.append((cell, contents))
+            cells.append(cell)
+        self.made[key] = f = types.FunctionType(code, self.user, name, None, tuple(cells) or None)
+        f.__qualname__, f.__doc__, f.__annotations__ = qualname, doc, dict(annotations)
+        f.__defaults__ = self.of(defaults)
+        f.__kwdefaults__ = None if kwdefaults is None else self.of(kwdefaults)
+        f.__dict__.update(self.of(attrs))
+        return f
+
+    def finish(self) -> None:
+        """Closure cells get their contents last: a function's own name, a method's class."""
+        while self.fills:
+            cell, contents = self.fills.pop()
+            cell.cell_contents = self.of(contents)
 
 
 def _sync_cause(cause: str, line: int | None) -> str:
@@ -473,18 +726,18 @@ class PlanCache:
         if not self.cells:
             return "plan cache: empty"
         n = sum(len(es) for es in self.cells.values())
-        lines = [f"plan cache: {len(self.cells)} cell{'s' * (len(self.cells) != 1)}, {n} entr"
-                 f"{'ies' if n != 1 else 'y'}, {self.nbytes} bytes held (limit {MAX_BYTES})"]
+        lines = [f"plan cache: {fmt.plural(len(self.cells), 'cell')}, {fmt.plural(n, 'entry', 'entries')}, "
+                 f"{fmt.nbytes(self.nbytes)} held (limit {fmt.nbytes(MAX_BYTES)})"]
         for key, es in self.cells.items():
             source, backend, fuse, dry_run, keep = key
             first = (source.strip().splitlines() or [""])[0]
             st = self.stats.get(key, {})
             flags = "".join([", no fuse"] * (not fuse) + [", dry run"] * dry_run + [", keep"] * keep)
-            lines.append(f"- [{backend}{flags}] {first[:60]!r}: {len(es)} entr"
-                         f"{'ies' if len(es) != 1 else 'y'}, {st.get('hit', 0)} hits, {st.get('miss', 0)} misses")
+            lines.append(f"- [{backend}{flags}] {first[:60]!r}: {fmt.plural(len(es), 'entry', 'entries')}, "
+                         f"{fmt.plural(st.get('hit', 0), 'hit')}, {fmt.plural(st.get('miss', 0), 'miss', 'misses')}")
             for i, e in enumerate(es):
-                lines.append(f"    entry {i}: {len(e.guards)} guards, {sum(s[0] == 'eval' for s in e.steps)} plans, "
-                             f"{e.hits} hits")
+                lines.append(f"    entry {i}: {fmt.plural(len(e.guards), 'guard')}, "
+                             f"{fmt.plural(sum(s[0] == 'eval' for s in e.steps), 'plan')} run, {fmt.plural(e.hits, 'hit')}")
                 lines += [f"      {t}" for t in e.texts[:12]]
                 if len(e.texts) > 12:
                     lines.append(f"      ... {len(e.texts) - 12} more")

@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 
 from . import buffers, views
+from .guards import path_text
+from .ir import Node
 from .lazynp import LAZY_NUMPY, LazyModule, LazyUfunc
 from .session import Session
-from .trace import LazyArray, wrap_array
+from .trace import Buffer, LazyArray, root_of, wrap_array
 
 
 def wrap_value(s: Session, value: Any) -> Any:
@@ -29,8 +31,7 @@ def wrap_value(s: Session, value: Any) -> Any:
         return value
     if isinstance(value, np.ndarray) and not isinstance(value, np.matrix) and value.dtype.kind in "biufc":
         return wrap_array(s, value)
-    device = getattr(s.backend, "wrap_device", None)  # a CuPy array kept on the GPU by an earlier cell
-    if device is not None and (lz := device(s, value)) is not None:
+    if (lz := wrap_device(s, value)) is not None:  # a CuPy array kept on the GPU by an earlier cell
         return lz
     if value is np:
         return LAZY_NUMPY
@@ -39,7 +40,80 @@ def wrap_value(s: Session, value: Any) -> Any:
             return getattr(LAZY_NUMPY, value.__name__.split(".", 1)[1].split(".")[0])
         except AttributeError:
             return value
+    if type(value) in _CALLABLES:  # `from numpy import sin`, `from numpy.random import rand`
+        return lazy_twin(value)
     return value
+
+
+_CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType, np.ufunc)
+_TWINS: dict[int, Any] = {}  # id(a NumPy function) -> the lazy namespace's version (or itself)
+_TWIN_MODULES = ("", "random", "linalg", "fft")
+
+
+def lazy_twin(f: Any) -> Any:
+    """What ``np.<name>`` is inside a cell, for a NumPy function bound to another name: traced, or
+    recorded as a call outside the trace (a random draw must be made again by a replay)."""
+    got = _TWINS.get(id(f))
+    if got is None:
+        got = f
+        name = getattr(f, "__name__", None)
+        if isinstance(name, str) and not name.startswith("_"):
+            for sub in _TWIN_MODULES:
+                real = getattr(np, sub) if sub else np
+                if getattr(real, name, None) is f:
+                    got = getattr(getattr(LAZY_NUMPY, sub) if sub else LAZY_NUMPY, name)
+                    break
+        _TWINS[id(f)] = got
+        _TWINS[id(got)] = got  # (keeps f's id ours: f is held by the numpy module)
+    return got
+
+
+def wrap_device(s: Session, value: Any) -> LazyArray | None:
+    """A device array in the namespace (``--keep`` of an earlier cell) as a lazy input that lives on
+    the device already; None if ``value`` is not one (the backend says: ``is_device_array``)."""
+    owns = getattr(s.backend, "is_device_array", None)
+    if owns is None or not owns(value):
+        return None
+    cached = s.wrapped.get(id(value))
+    if cached is not None:
+        return cached
+    buf = s.buffers.get(id(value))
+    if buf is None:
+        buf = s.buffers[id(value)] = Buffer(s.add_input(value), origin=value)
+        s.keepalive.append(value)
+    lz = s.wrapped[id(value)] = LazyArray(s, buf, (), origin=value)
+    return lz
+
+
+class CellContext:
+    """What a device backend asks about the cell it runs, for its transfer ledger (given to it with
+    ``backend.attach``, so that backends never import the tracer): the run's report, the name an
+    input was read under, the variable holding a value, what NumPy call made a host array."""
+
+    def __init__(self, s: Session, ns: "Namespace") -> None:
+        self.session, self.namespace = s, ns
+
+    @property
+    def report(self) -> Any:
+        return self.session.report
+
+    def input_name(self, host: Any) -> str | None:
+        """The name (or path, ``params['w']``) the cell read the input array ``host`` under."""
+        for k, v in self.namespace.reads.items():
+            if v is host or (isinstance(v, np.ndarray) and root_of(v) is host):
+                return k
+        tape = self.session.tape
+        path = tape.rec.roots.get(id(host)) if tape is not None else None
+        return path_text(path) if path is not None else None
+
+    def holder(self, node: Node) -> str | None:
+        """The cell variable whose array holds ``node`` (a fallback's result has no name of its own)."""
+        return next((k for k, v in dict.items(self.namespace) if isinstance(v, LazyArray) and v._buf.node is node),
+                    None)
+
+    def made_by(self, host: Any) -> str | None:
+        """The NumPy call (run on the host) that returned ``host``, if one did."""
+        return self.session.eager_results.get(id(host))
 
 
 def unwrap_module(value: Any) -> Any:
@@ -122,9 +196,21 @@ class _Builtins(dict):
         self.ns = ns
         if "print" in self:
             self["print"] = _recording_print(ns.session, self["print"])
+        if "__build_class__" in self:
+            self["__build_class__"] = _recording_build_class(ns.session, self["__build_class__"])
 
     def __missing__(self, key: str) -> Any:
         return self.ns[key]
+
+
+def _recording_build_class(s: Session, real: Any) -> Any:
+    """``class`` statements: the classes the cell defines are known, so a replay may rebuild them."""
+    def __build_class__(*args: Any, **kwargs: Any) -> Any:
+        cls = real(*args, **kwargs)
+        s.classes.append(cls)
+        return cls
+
+    return __build_class__
 
 
 def _recording_print(s: Session, real_print: Any) -> Any:
@@ -140,8 +226,9 @@ def _recording_print(s: Session, real_print: Any) -> Any:
         items, parts = [], []
         for a in args:
             if isinstance(a, LazyArray):
+                node = a._current()  # (the node evaluated: afterwards the array holds a leaf for it)
                 value = a._value("str()/print")
-                items.append(("node", a._current(), a.scalar))
+                items.append(("node", node, a.scalar))
                 parts.append(str(value))
             else:
                 text = str(a)
@@ -308,6 +395,8 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
         if any(a is not b for a, b in zip(items, x)):
             memo[key] = x = type(x)(items) if not hasattr(x, "_fields") else type(x)(*items)
     elif isinstance(x, types.FunctionType):
+        if x.__globals__ is ns:  # defined in the cell: give it the user's namespace (first: a closure
+            memo[key] = x = _rebind(x, ns.user)  # cell holding the function itself gets this one)
         for c in x.__closure__ or ():
             if _cell_full(c):
                 nv = rec(c.cell_contents)
@@ -315,15 +404,14 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
                     c.cell_contents = nv
         if x.__defaults__:
             x.__defaults__ = tuple(rec(v) for v in x.__defaults__)
-        if x.__globals__ is ns:  # defined in the cell: give it the user's namespace
-            memo[key] = x = _rebind(x, ns.user)
     elif isinstance(x, np.ndarray) and x.dtype == object:
         for i, v in enumerate(x.flat):
             nv = rec(v)
             if nv is not v:
                 x.flat[i] = nv
     elif isinstance(x, type):
-        if not _foreign_class(x):
+        if not _foreign_class(x) or any(x is c for c in ns.session.classes):  # (a class body's
+            # __module__ is "builtins" when the namespace has no __name__: the cell made it all the same)
             for name, v in list(vars(x).items()):
                 if isinstance(v, types.FunctionType) and v.__globals__ is ns:
                     setattr(x, name, _rebind(v, ns.user))

@@ -48,6 +48,7 @@ class Kernel:
     # reduce kernels: the pass over the reduced axes a node is computed in; stage s+1 may read
     # the finished reductions of stage s per output element (softmax: max, then exp-sum, then divide)
     stage: dict[Node, int] = field(default_factory=dict)
+    seq: int = 0  # creation order while partitioning (see _Partitioner._depends)
 
     @property
     def reductions(self) -> list[Node]:
@@ -92,13 +93,27 @@ def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool =
 
 
 class _Partitioner:
+    """Greedy placement in dependency order. Every step costs the same however large the graph
+    grows (a 100k-op loop plans at the per-op cost of a 10-op cell): no walk over all kernels or
+    all breaks per node. Kernel dependencies are a graph with reverse edges; ``reach[id(k)]`` is an
+    upper bound of the largest ``seq`` reachable from ``k`` along them, so a cycle check only
+    walks kernels that could lead to the one it looks for."""
+
+    SIBLING_WINDOW = 8  # recent kernels of one iteration space tried for horizontal fusion
+
     def __init__(self, computed: dict, lines: dict, implicit: set[Node], supports, synced) -> None:
         self.computed, self.lines, self.implicit = computed, lines, implicit
         self.supports, self.synced = supports, synced
-        self.kernels: list[Kernel] = []
+        self.kernels: list[Kernel] = []  # in creation order; merged-away kernels stay, marked in ``merged``
         self.owner: dict[Node, Kernel] = {}
         self.deps: dict[int, set[int]] = {}  # id(kernel) -> ids of kernels it reads from
+        self.rdeps: dict[int, set[int]] = {}  # id(kernel) -> ids of kernels reading from it
+        self.reach: dict[int, int] = {}
+        self.by_id: dict[int, Kernel] = {}
+        self.merged: dict[int, Kernel] = {}  # id(absorbed kernel) -> the kernel it went into
+        self.spaces: dict[tuple, list[Kernel]] = {}  # (kind, shape, axes) -> kernels, for siblings
         self.breaks: list[dict] = []
+        self._cuts: set[tuple] = set()
         self.staged = False
 
     # -- placement -------------------------------------------------------------------
@@ -128,7 +143,7 @@ class _Partitioner:
         else:
             k = self._new(_kind_alone(node), node)
         # the specific reasons first: a cut between two kernels is recorded once, with its best reason
-        for a in sorted(node.args, key=lambda a: a not in why):
+        for a in sorted(node.args, key=lambda a: a not in why) if why else node.args:
             self._break(a, k, why.get(a))
 
     def _candidates(self, node: Node, why: dict) -> list[tuple[Kernel, str]]:
@@ -143,7 +158,8 @@ class _Partitioner:
                 why[a] = role[1]
             else:
                 out.append((k, role))
-        out.sort(key=lambda kr: -self.kernels.index(kr[0]))
+        if len(out) > 1:
+            out.sort(key=lambda kr: -kr[0].seq)
         return out
 
     def _siblings(self, node: Node) -> list[tuple[Kernel, str]]:
@@ -154,22 +170,23 @@ class _Partitioner:
             shape, axes, kind, role = node.args[0].shape, reduce_axes(node), "reduce", "red"
         else:
             shape, axes, kind, role = node.shape, (), "ew", "pro"
-        return [(k, role) for k in reversed(self.kernels)
-                if k.kind == kind and k.shape == shape and k.axes == axes and len(k.nodes) < MAX_KERNEL_OPS]
+        recent = self.spaces.get((kind, shape, axes), ())
+        return [(k, role) for k in recent[:-self.SIBLING_WINDOW - 1:-1]
+                if id(k) not in self.merged and k.kind == kind and k.shape == shape and k.axes == axes
+                and len(k.nodes) < MAX_KERNEL_OPS]
 
     def _role(self, k: Kernel, a: Node, node: Node) -> "str | tuple[None, str]":
         """The phase ``node`` would take in ``k`` (which computes ``a``), or (None, why not)."""
         src = a.storage()
-        at = _line(self.lines, src)
         if k.kind == "single":
-            return None, f"`{src.op}`{at} is a library op: a kernel boundary"
+            return None, f"`{src.op}`{_line(self.lines, src)} is a library op: a kernel boundary"
         if k.kind == "scatter":
-            return None, f"`{src.op}`{at} is an assignment through a view: a kernel boundary"
+            return None, f"`{src.op}`{_line(self.lines, src)} is an assignment through a view: a kernel boundary"
         if len(k.nodes) >= MAX_KERNEL_OPS:
             return None, f"kernel size limit ({MAX_KERNEL_OPS} ops)"
         if a.op == "view":
             kinds = "/".join(dict.fromkeys(kind for kind, _ in a.params))
-            return None, f"a view ({kinds}) of `{src.op}`{at}, which {k.name} computes: written to memory first"
+            return None, f"a view ({kinds}) of `{src.op}`{_line(self.lines, src)}, which {k.name} computes: written to memory first"
         phase = k.phase.get(src, "pro")
         if node.op == "setitem":
             if a is node.args[0]:
@@ -179,7 +196,7 @@ class _Partitioner:
             return "pro"
         if family(node.op) == "reduce":
             if phase != "pro":
-                return None, f"reduction boundary: `{node.op}` needs the complete result of `{src.op}`{at}"
+                return None, f"reduction boundary: `{node.op}` needs the complete result of `{src.op}`{_line(self.lines, src)}"
             if k.shape != a.shape:
                 return None, f"shape change: {k.shape} -> {a.shape}"
             if k.kind == "reduce" and k.axes != reduce_axes(node):
@@ -188,12 +205,12 @@ class _Partitioner:
         if phase == "pro":
             if node.shape == k.shape:
                 return "pro"
-            return None, f"shape change: {src.shape} -> {node.shape} (broadcast of `{src.op}`{at})"
+            return None, f"shape change: {src.shape} -> {node.shape} (broadcast of `{src.op}`{_line(self.lines, src)})"
         if node.shape == src.shape:
             return "epi"
         if node.shape == k.shape and self._per_row(a, k):
             return "pro"  # a later stage: the reduction is finished for this output element
-        return None, f"reduction boundary: needs the complete result of `{src.op}`{at}"
+        return None, f"reduction boundary: needs the complete result of `{src.op}`{_line(self.lines, src)}"
 
     def _per_row(self, a: Node, k: Kernel) -> bool:
         """Is per-result value ``a`` constant along the reduced axes when broadcast to ``k.shape``?"""
@@ -228,19 +245,39 @@ class _Partitioner:
         return True
 
     def _depends(self, k: Kernel, on: Kernel) -> bool:
+        """Does ``k`` read (through any chain of kernels) what ``on`` computes?"""
+        floor, target = on.seq, id(on)
         stack, seen = [id(k)], set()
         while stack:
             i = stack.pop()
-            if i == id(on):
+            if i == target:
                 return True
-            if i not in seen:
+            if i not in seen and self.reach[i] >= floor:  # below the floor nothing leads to `on`
                 seen.add(i)
-                stack.extend(self.deps.get(i, ()))
+                stack.extend(self.deps[i])
         return False
+
+    def _edge(self, frm: Kernel, to: Kernel) -> None:
+        """``frm`` reads what ``to`` computes."""
+        if to is frm or id(to) in self.deps[id(frm)]:
+            return
+        self.deps[id(frm)].add(id(to))
+        self.rdeps[id(to)].add(id(frm))
+        self._raise(id(frm), self.reach[id(to)])
+
+    def _raise(self, i: int, bound: int) -> None:
+        """Kernels reaching ``i`` reach at least up to ``bound`` now."""
+        stack = [i]
+        while stack:
+            j = stack.pop()
+            if self.reach[j] < bound:
+                self.reach[j] = bound
+                stack.extend(self.rdeps[j])
 
     def _join(self, k: Kernel, node: Node, role: str) -> None:
         if role == "red" and k.kind == "ew":
             k.kind, k.axes = "reduce", reduce_axes(node)
+            self._index(k)
         if node.op == "setitem":
             k.kind = "scatter"
         k.nodes.append(node)
@@ -256,21 +293,30 @@ class _Partitioner:
             shape, axes = node.args[0].shape, reduce_axes(node)
         elif kind == "scatter":
             shape = node.params[1]
-        k = Kernel(f"k{len(self.kernels)}", kind, shape, [node], axes=axes, reason=reason,
-                   phase={node: "red" if kind == "reduce" else "pro"}, stage={node: 0})
+        seq = len(self.kernels)
+        k = Kernel(f"k{seq}", kind, shape, [node], axes=axes, reason=reason,
+                   phase={node: "red" if kind == "reduce" else "pro"}, stage={node: 0}, seq=seq)
         self.kernels.append(k)
+        i = id(k)
+        self.by_id[i], self.deps[i], self.rdeps[i], self.reach[i] = k, set(), set(), seq
         self.owner[node] = k
+        self._index(k)
         self._note(k, node)
         return k
 
+    def _index(self, k: Kernel) -> None:
+        if k.kind in ("ew", "reduce"):
+            self.spaces.setdefault((k.kind, k.shape, k.axes), []).append(k)
+
     def _note(self, k: Kernel, node: Node) -> None:
         """Record the kernel's dependencies and source lines."""
-        deps = self.deps.setdefault(id(k), set())
         for a in node.args:
             other = self.owner.get(a.storage())
             if other is not None and other is not k:
-                deps.add(id(other))
-        k.lines.extend(ln for ln in self.lines.get(node, []) if ln not in k.lines)
+                self._edge(k, other)
+        for ln in self.lines.get(node, ()):
+            if ln not in k.lines:
+                k.lines.append(ln)
 
     def _single_reason(self, node: Node) -> str | None:
         fam = family(node.op)
@@ -301,25 +347,36 @@ class _Partitioner:
                 return
             reason, frm = self.synced[src], "sync"
         else:
-            frm = producer.name
+            frm = producer
             reason = reason or f"`{src.op}` is computed in {producer.name}"
-        if any(b["from"] == frm and b["to"] == k.name for b in self.breaks):
+        cut = (id(frm) if frm != "sync" else frm, id(k))
+        if cut in self._cuts:
             return
-        self.breaks.append({"from": frm, "to": k.name, "line": _first_line(self.lines, k.nodes[-1]),
+        self._cuts.add(cut)
+        self.breaks.append({"from": frm, "to": k, "line": _first_line(self.lines, k.nodes[-1]),
                             "op": src.op, "reason": reason})
 
     # -- after placement -------------------------------------------------------------
     def merge_siblings(self) -> None:
-        """Independent kernels over one iteration space become one multi-output kernel."""
-        i = 0
-        while i < len(self.kernels):
-            a = self.kernels[i]
-            for b in self.kernels[i + 1:]:
-                if self._mergeable(a, b):
-                    self._absorb(a, b)
-                    break
-            else:
-                i += 1
+        """Independent kernels over one iteration space become one multi-output kernel (each
+        kernel tries the next few of its space, so the pass stays linear in the kernel count)."""
+        groups: dict[tuple, list[Kernel]] = {}
+        for k in self.kernels:
+            if k.kind in ("ew", "reduce"):
+                groups.setdefault(k.shape, []).append(k)
+        for group in groups.values():
+            for i, a in enumerate(group):
+                if id(a) in self.merged:
+                    continue
+                tried = 0
+                for b in group[i + 1:]:
+                    if tried == self.SIBLING_WINDOW:
+                        break
+                    if id(b) in self.merged:
+                        continue
+                    tried += 1
+                    if self._mergeable(a, b):
+                        self._absorb(a, b)
 
     def _mergeable(self, a: Kernel, b: Kernel) -> bool:
         kinds = {a.kind, b.kind}
@@ -343,16 +400,28 @@ class _Partitioner:
         a.lines.extend(ln for ln in b.lines if ln not in a.lines)
         for n in b.nodes:
             self.owner[n] = a
-        self.deps[id(a)] = (self.deps.get(id(a), set()) | self.deps.pop(id(b), set())) - {id(a), id(b)}
-        for deps in self.deps.values():
-            if id(b) in deps:
-                deps.discard(id(b))
-                deps.add(id(a))
-        self.kernels.remove(b)
-        for br in self.breaks:
-            br["from"] = a.name if br["from"] == b.name else br["from"]
-            br["to"] = a.name if br["to"] == b.name else br["to"]
-        self.breaks = [br for br in self.breaks if br["from"] != br["to"]]
+        ia, ib = id(a), id(b)
+        self.merged[ib] = a
+        for x in self.rdeps.pop(ib):
+            self.deps[x].discard(ib)
+            if x != ia:
+                self.deps[x].add(ia)
+                self.rdeps[ia].add(x)
+        for y in self.deps.pop(ib):
+            self.rdeps[y].discard(ib)
+            if y != ia:
+                self.rdeps[y].add(ia)
+                self.deps[ia].add(y)
+        # what reached a or b reaches the merged kernel: its seq is the lower one, its reach the higher
+        a.seq = min(a.seq, b.seq)
+        self._raise(ia, max(self.reach[ia], self.reach.pop(ib)))
+        for x in list(self.rdeps[ia]):
+            self._raise(x, self.reach[ia])
+
+    def _alive(self, k: Any) -> Any:
+        while isinstance(k, Kernel) and id(k) in self.merged:
+            k = self.merged[id(k)]
+        return k
 
     def finish(self, keep: set[Node]) -> list[Kernel]:
         """Order kernels by dependency; work out each one's inputs and outputs."""
@@ -367,28 +436,39 @@ class _Partitioner:
             k.inputs = list(dict.fromkeys(a for n in k.nodes for a in n.args
                                           if a.storage() not in mine and a.op != "const"))
             k.outputs = [n for n in k.nodes if n in keep or readers.get(n, set()) - {id(k)}]
-        renames = {k.name: f"k{i}" for i, k in enumerate(order)}
-        for br in self.breaks:
-            br["from"], br["to"] = renames.get(br["from"], br["from"]), renames.get(br["to"], br["to"])
-        for k in order:
-            k.name = renames[k.name]
+        for i, k in enumerate(order):
+            k.name = f"k{i}"
+        breaks, seen = [], set()
+        for br in self.breaks:  # kernels merged since: the cut is between the kernels they went into
+            frm, to = self._alive(br["from"]), self._alive(br["to"])
+            names = (frm if isinstance(frm, str) else frm.name, to.name)
+            if names[0] != names[1] and names not in seen:
+                seen.add(names)
+                breaks.append({**br, "from": names[0], "to": names[1]})
+        self.breaks = breaks
         return order
 
     def _kernel_order(self) -> list[Kernel]:
-        by_id = {id(k): k for k in self.kernels}
-        index = {id(k): i for i, k in enumerate(self.kernels)}
+        """Kernels in dependency order (creation order where free): an iterative DFS, since a
+        long loop's kernels form chains far deeper than Python's recursion limit."""
+        alive = [k for k in self.kernels if id(k) not in self.merged]
         done: set[int] = set()
         order: list[Kernel] = []
-
-        def visit(k: Kernel) -> None:
-            if id(k) not in done:
-                done.add(id(k))
-                for d in sorted(self.deps.get(id(k), ()), key=index.__getitem__):
-                    visit(by_id[d])
-                order.append(k)
-
-        for k in self.kernels:
-            visit(k)
+        for root in alive:
+            if id(root) in done:
+                continue
+            done.add(id(root))
+            stack = [(root, iter(sorted(self.deps[id(root)], key=lambda i: self.by_id[i].seq)))]
+            while stack:
+                k, it = stack[-1]
+                nxt = next((d for d in it if d not in done), None)
+                if nxt is None:
+                    order.append(k)
+                    stack.pop()
+                    continue
+                done.add(nxt)
+                child = self.by_id[nxt]
+                stack.append((child, iter(sorted(self.deps[nxt], key=lambda i: self.by_id[i].seq))))
         return order
 
     def inplace(self, kernels: list[Kernel], keep: set[Node]) -> set[Node]:

@@ -45,7 +45,22 @@ IMPURE_BUILTINS = frozenset({"exec", "eval", "compile", "open", "input", "__impo
                              "breakpoint", "exit", "quit", "help", "id", "setattr", "delattr", "memoryview"})
 # NumPy calls that change global state the replay does not restore
 STATEFUL_NUMPY = frozenset({"seterr", "errstate", "set_printoptions", "printoptions", "seterrcall", "setbufsize"})
-PURE_MODULES = frozenset({"math", "cmath", "operator", "builtins"})
+PURE_MODULES = frozenset({"math", "cmath", "operator", "builtins", "functools", "itertools", "typing", "numbers"})
+
+
+def pure_module(name: str) -> bool:
+    """Modules whose functions compute from their arguments only (numpy's are traced or recorded)."""
+    root = name.split(".")[0]
+    return root == "numpy" or root in PURE_MODULES
+
+
+def pure_object(x: Any) -> bool:
+    """A function or class of a pure module (``math.sqrt``, ``functools.partial``): the same object
+    every run, nothing to record."""
+    if not isinstance(x, (types.BuiltinFunctionType, types.FunctionType, type, np.ufunc)):
+        return False
+    mod = getattr(x, "__module__", None) or getattr(getattr(x, "__self__", None), "__name__", None)
+    return isinstance(mod, str) and mod.split(".")[0] in PURE_MODULES
 
 
 class Unguardable(Exception):
@@ -84,7 +99,12 @@ def scan(source: str) -> list[str]:
 
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            add(node, "`import` runs module code")
+            # importing a module already imported only binds names (the replay binds them again);
+            # calls into modules other than numpy and a few pure ones are not recorded
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            bad = [m for m in mods if node.__dict__.get("level", 0) or not pure_module(m)]
+            if bad:
+                add(node, f"`import {bad[0] or '.'}`: calls into {bad[0] or 'a relative module'} are not recorded")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             add(node, f"`{type(node).__name__.lower()}` writes names the recording cannot see")
         elif isinstance(node, ast.Delete) and not all(isinstance(t, ast.Name) for t in node.targets):

@@ -11,6 +11,8 @@ A node is one of three kinds (``Node.kind``):
   the namespace, an eager result, a random draw. ``params[0]`` is its slot in
   the session's input list; the data itself is never in the IR, so two runs on
   different arrays of the same kind give the same graph.
+  A ``"ref"`` is a value the cell computed at an earlier evaluation: arrays
+  holding it start their new graphs there, so old graphs can be freed.
 * ``"view"`` — a strided window onto its single argument (slice, transpose,
   reshape-as-view, broadcast, new axis). Views compute nothing; every view
   carries ``layout = (offset, strides)`` in elements relative to the *storage*
@@ -30,7 +32,7 @@ import numpy as np
 Shape = tuple[int, ...]
 
 _VIEW_OPS = frozenset({"view"})
-_INPUT_OPS = frozenset({"input", "const"})
+_INPUT_OPS = frozenset({"input", "const", "ref"})
 
 
 class Node:
@@ -38,7 +40,7 @@ class Node:
 
     # Hash and equality are object identity (C-level, no Python call per dict lookup): hash-consing
     # makes equal nodes the same object.
-    __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "__weakref__")
+    __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "kind", "_base", "__weakref__")
     _table: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
 
     op: str
@@ -69,20 +71,16 @@ class Node:
         node = object.__new__(cls)
         node.op, node.args, node.params = op, args, params
         node.dtype, node.shape, node.layout = dtype, shape, layout
+        # what a node is, and for a view the storage beneath it, are asked for every node at every
+        # step of planning: decided once here ("input", "view" or "op": the module docstring)
+        node.kind = "input" if op in _INPUT_OPS else "view" if op in _VIEW_OPS else "op"
+        node._base = (args[0]._base or args[0]) if op == "view" else None
         if key is not None:
             cls._table[key] = node
         return node
 
     def __reduce__(self):  # nodes pickle by value and re-intern on load
         return (Node.make, (self.op, self.args, self.params, self.dtype, self.shape, self.layout))
-
-    @property
-    def kind(self) -> str:
-        if self.op in _INPUT_OPS:
-            return "input"
-        if self.op in _VIEW_OPS:
-            return "view"
-        return "op"
 
     @property
     def ndim(self) -> int:
@@ -98,10 +96,7 @@ class Node:
 
     def storage(self) -> "Node":
         """The non-view node whose memory this node reads."""
-        node = self
-        while node.op == "view":
-            node = node.args[0]
-        return node
+        return self._base or self
 
     def __repr__(self) -> str:
         return f"Node({self.op}{list(self.params) if self.params else ''}, {describe(self)})"
@@ -114,10 +109,13 @@ def describe(node: Node) -> str:
     return f"{node.dtype.str[1:]}[{','.join(map(str, node.shape))}]"
 
 
-def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None) -> list[Node]:
+def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None, views: bool = False,
+             budget: int | None = None) -> list[Node]:
     """Nodes reachable from ``roots`` in dependency order (iterative DFS).
 
-    Nodes in ``stop`` (already computed values) are included but not expanded.
+    Nodes in ``stop`` (already computed values) are included but not expanded; with ``views``,
+    views in ``stop`` are expanded all the same (a kernel reads a view through its storage).
+    Past ``budget`` nodes seen, no node is expanded (a printout of a huge graph's beginning).
     """
     order: list[Node] = []
     seen: set[Node] = set()
@@ -131,26 +129,37 @@ def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None) -> l
             continue
         seen.add(node)
         stack.append((node, True))
-        if stop is None or node not in stop:
-            stack.extend((a, False) for a in reversed(node.args) if a not in seen)
+        if (stop is None or node not in stop or views and node.op == "view") and (
+                budget is None or len(seen) < budget):
+            for a in reversed(node.args):
+                if a not in seen:
+                    stack.append((a, False))
     return order
 
 
-def format_graph(roots: Iterable[Node], names: dict[Node, str] | None = None) -> str:
+MAX_LINES = 400  # a printed graph stops here: a long loop's graph is for the dashboard's grouping
+
+
+def format_graph(roots: Iterable[Node], names: dict[Node, str] | None = None, limit: int = MAX_LINES) -> str:
     """Print a graph like a jaxpr::
 
         a:f64[1000] = input[0]
         b:f64[1000] = sin a
         c:f64[1000] = mul b b
+
+    At most ``limit`` nodes, the first ones the roots need (then a line saying how it stops).
     """
     names = dict(names or {})
     lines = []
-    for i, node in enumerate(toposort(roots)):
+    order = toposort(roots, budget=limit)
+    for i, node in enumerate(order[:limit]):
         names.setdefault(node, _name(i))
         params = " ".join(map(_short, node.params))
-        args = " ".join(names[a] for a in node.args)
+        args = " ".join(names.get(a, "...") for a in node.args)
         head = node.op + (f"[{params}]" if params else "")
         lines.append(f"{names[node]}:{describe(node)} = {head} {args}".rstrip())
+    if len(order) >= limit:
+        lines.append(f"... (the graph goes on; the first {limit} nodes are shown)")
     return "\n".join(lines)
 
 
@@ -158,10 +167,13 @@ def describe_params(node: Node) -> str:
     """The node's parameters in words, for tooltips (``axis=(0,) keepdims=False``)."""
     if node.op == "input":
         return f"input slot {node.params[0]}"
+    if node.op == "ref":
+        return "a value computed earlier in the cell"
     if node.op == "const":
         return f"constant {node.params[1]!r}"
     if node.op == "view":
-        return " then ".join(f"{kind}{_short(p)}" for kind, p in node.params)
+        # an index in full: the dashboard writes it back as the user did (`u[1:-1, ::2]`)
+        return " then ".join(f"{kind}{repr(p) if kind == 'getitem' else _short(p)}" for kind, p in node.params)
     parts = []
     for p in node.params:
         if isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str):

@@ -26,7 +26,7 @@ from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise,
 # -- eager execution: the honest fallback -------------------------------------------
 
 def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str,
-               mutates: int | str | None = None, twin: str | None = None) -> Any:
+               mutates: int | str | None = None, twin: str | None = None, quiet: bool = False) -> Any:
     """Run ``func`` on real values; lazy arguments are computed first.
 
     ``mutates`` names the argument ``func`` writes into (a position, or ``"out"``):
@@ -34,10 +34,18 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     lazy reads and by the user's array at the end of the cell. ``twin`` names
     CuPy's own version (``"sort"``, ``".cumsum"``): on the cupy backend, when
     every array argument is on the GPU already, that runs there instead.
+    ``quiet``: a call that is not a fallback (``np.random.seed``): recorded for a
+    replay, not reported as a kernel.
+
+    Under the plan cache the call is a step of the tape (``cache.Tape.on_call``): a
+    replay makes it again on the new values, so a random draw advances NumPy's
+    generator as the cell would.
     """
     s = session()
-    if s.tape is not None:
-        s.tape.unreplayable(f"{what} ran eagerly ({reason})")
+    tape = s.tape if s.tape is not None and not s.tape.reasons else None
+    if tape is not None and getattr(s.backend, "to_host", None) is not None:
+        tape.unreplayable(f"{what} ran outside the trace on a device backend: not replayed yet")
+        tape = None
     if mutates is None and any(isinstance(o, LazyArray) for o in _leaves(kwargs.get("out"))):
         mutates = "out"  # any NumPy function given out= writes there: values read before keep the old data
     if twin is not None and mutates is None and "out" not in kwargs:
@@ -50,11 +58,16 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     lazies: list[LazyArray] = []
     _collect(args, lazies)
     _collect(kwargs, lazies)
-    real_target = target._writable_real() if isinstance(target, LazyArray) else None
+    real_target, mut = None, None
+    if isinstance(target, LazyArray):
+        real_target, src, storage_node = target._writable_real()
+        mut = (src, storage_node, target._chain)
     others = [lz for lz in {id(lz): lz for lz in lazies}.values() if lz is not target]
-    s.record_fallback(what, reason)
+    if not quiet:
+        s.record_fallback(what, reason)
     bufs = list({id(lz._buf): lz._buf for lz in others}.values())
-    values = s.evaluate([lz._current() for lz in others] + [b.node for b in bufs])
+    nodes = [lz._current() for lz in others]
+    values = s.evaluate(nodes + [b.node for b in bufs])
     cause = f"fallback to NumPy: {what} needs its arguments on the host"
     storages = [s.to_host(v, cause, lazy=next((lz for lz in others if lz._buf is b), None), fallback=what)
                 for b, v in zip(bufs, values[len(others):])]  # first: views of them derive from them
@@ -63,26 +76,86 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     _register_storage(s, bufs, storages)
     if real_target is not None:
         sub[id(target)] = real_target
+    recipe = None
+    if tape is not None:
+        marks = {id(lz): ("node", n, lz.scalar) for lz, n in zip(others, nodes)}
+        if target is not None:
+            marks[id(target)] = ("target",)
+        recipe = _call_recipe((args, kwargs), marks, tape)
     t0 = time.perf_counter()
     result = func(*_replace(args, sub), **_replace(kwargs, sub))
     elapsed = time.perf_counter() - t0
     s.note_eager(result, what, reason)
-    _record_eager(s, what, reason, list(sub.values()), result, elapsed)
+    static = None if quiet else _record_eager(s, what, reason, list(sub.values()), result, elapsed)
     if real_target is not None and result is real_target:
-        return target
-    for lz in others:  # `a.real`, `np.asarray(a)`: NumPy handed back the argument itself
-        if result is sub[id(lz)]:
-            return lz
-    return _wrap_result(result)
+        out: Any = target
+    else:
+        out = next((lz for lz in others if result is sub[id(lz)]), None)  # `np.asarray(a)` hands back `a`
+        if out is None:
+            out = _wrap_result(result, tape, s)
+    if tape is not None and recipe is not None:
+        tape.on_call(func, recipe, mut, _result_recipe(result, out, sub, real_target, tape, what), static)
+    return out
 
 
-def _record_eager(s: Any, what: str, reason: str, read: list, result: Any, elapsed: float, **extra: Any) -> None:
-    """The kernel list's entry for a call that ran outside the trace."""
+def _call_recipe(x: Any, marks: dict, tape: Any) -> Any:
+    """The arguments of an eager call as a replay makes them: lazy arrays by the node evaluated for
+    them, plain values as they are (copies of arrays and lists). None: something a replay cannot
+    make again (an object the recording does not see into), and the tape says why."""
+    if isinstance(x, LazyArray):
+        return marks[id(x)]
+    t = type(x)
+    if t is tuple:
+        parts = [_call_recipe(i, marks, tape) for i in x]
+        return None if any(p is None for p in parts) else ("tuple", parts)
+    if t is list:
+        parts = [_call_recipe(i, marks, tape) for i in x]
+        return None if any(p is None for p in parts) else ("list", parts)
+    if t is dict:
+        parts = [(k, _call_recipe(v, marks, tape)) for k, v in x.items()]
+        return None if any(p is None for _, p in parts) else ("dict", parts)
+    if isinstance(x, np.ndarray):
+        return ("array", np.array(x, copy=True))
+    if x is None or x is Ellipsis or isinstance(x, (bool, int, float, complex, str, bytes, slice, range,
+                                                    np.generic, np.dtype, type, np.ufunc)) or callable(x) \
+            and (getattr(x, "_fuse_real", None) is not None or getattr(x, "__module__", "") in ("numpy", None)):
+        return ("lit", x)
+    tape.unreplayable(f"a call outside the trace was given a {type(x).__name__}: a replay cannot make it again")
+    return None
+
+
+def _result_recipe(r: Any, out: Any, sub: dict, real_target: Any, tape: Any, what: str) -> Any:
+    """How a replay binds what the call returned to the nodes the cell's arrays read."""
+    if r is real_target and real_target is not None:
+        return ("ignore",)
+    if any(r is v for v in sub.values()):
+        return ("ignore",)
+    if isinstance(out, LazyArray):
+        node = out._buf.node
+        if node not in tape.eager_nodes:  # an existing buffer: the result views an array already there
+            tape.unreplayable(f"{what} returned a view of an array the cell already holds: not replayed yet")
+            return None
+        arr = np.asarray(r)
+        return ("arr", node, out._chain, out.scalar, arr.dtype, arr.shape)
+    if isinstance(r, (tuple, list)) and isinstance(out, (tuple, list)) and len(r) == len(out):
+        parts = [_result_recipe(a, b, sub, real_target, tape, what) for a, b in zip(r, out)]
+        return None if any(p is None for p in parts) else (type(r).__name__, parts)
+    if r is None or isinstance(r, (bool, int, float, complex, str, bytes, np.generic)):
+        return ("value", r)  # Python saw this value: a replay must see the same, or trace anew
+    tape.unreplayable(f"{what} returned a {type(r).__name__}: a replay cannot bind it")
+    return None
+
+
+def _record_eager(s: Any, what: str, reason: str, read: list, result: Any, elapsed: float, **extra: Any) -> dict:
+    """The kernel list's entry for a call that ran outside the trace (returned: a replay reports it too)."""
     s.report.times["run"] += elapsed
-    s.report.kernel_list.append({"name": s.next_kernel_name(), "kind": "eager", "ops": [what],
-                                 "lines": [ln for ln in [s.line()] if ln is not None],
-                                 "bytes_read": _nbytes(read), "bytes_written": _nbytes(result),
-                                 "time": elapsed, "source": None, "fallback": reason, **extra})
+    line = s.line()
+    static = {"name": s.eager_name(what, line), "kind": "eager", "ops": [what],
+              "lines": [ln for ln in [line] if ln is not None],
+              "bytes_read": _nbytes(read), "bytes_written": _nbytes(result),
+              "source": None, "fallback": reason, **extra}
+    s.report.launched(static, elapsed)
+    return static
 
 
 def _device_call(s: Any, func: Callable, twin: str, args: tuple, kwargs: dict, what: str, reason: str) -> Any:
@@ -164,13 +237,25 @@ def _replace(x: Any, sub: dict[int, Any]) -> Any:
     return x
 
 
-def _wrap_result(r: Any) -> Any:
+def _wrap_result(r: Any, tape: Any = None, s: Any = None) -> Any:
+    """Arrays an eager call returned, as lazy inputs. Under a recording ``tape`` each new array is an
+    input the call's step binds (not a constant), and a NumPy scalar becomes a lazy 0-d value, so a
+    replay computes with its new value instead of one baked into a plan."""
     if isinstance(r, np.ndarray) and r.dtype.kind in "biufc":
-        return wrap_array(session(), r, origin=False)
+        if tape is None:
+            return wrap_array(session(), r, origin=False)
+        with tape.claiming(r):
+            return wrap_array(s, r, origin=False)
+    if tape is not None and isinstance(r, np.generic) and r.dtype.kind in "biufc":
+        arr = np.asarray(r)
+        with tape.claiming(arr):
+            lz = wrap_array(s, arr, origin=False)
+        lz.scalar = True
+        return lz
     if isinstance(r, tuple):
-        return tuple(_wrap_result(i) for i in r)
+        return tuple(_wrap_result(i, tape, s) for i in r)
     if isinstance(r, list) and any(isinstance(i, np.ndarray) for i in r):
-        return [_wrap_result(i) for i in r]
+        return [_wrap_result(i, tape, s) for i in r]
     return r
 
 
@@ -185,12 +270,9 @@ def eager_method(lz: LazyArray, name: str) -> Any:
             lz._s.tape.unreplayable(f"x.{name} read a scalar's value outside the trace")
         return getattr(np.asarray(lz._value(f".{name}"))[()], name)
     attr = getattr(np.ndarray, name)
-    if not callable(attr):  # a property: .flags, .base, .real, ...
-        if lz._s.tape is not None:
-            lz._s.tape.unreplayable(f"x.{name} read the array's data outside the trace")
-        value = np.asarray(lz._value(f".{name}"))
-        result = getattr(value, name)
-        return lz if result is value else _wrap_result(result)  # float `a.real` is `a` itself
+    if not callable(attr):  # a property: .real, .imag (a replay reads them again), .flags, .base, ...
+        return eager_call(operator.attrgetter(name), (lz,), {}, f".{name}",
+                          f".{name} is not traced: it is read from the computed array")
     mutating = name in _MUTATING_METHODS
     reason = (f".{name}() mutates the array: ran eagerly" if mutating
               else f".{name}() is not supported lazily")
@@ -554,13 +636,13 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
         lazies: list[LazyArray] = []
         _collect((args, kwargs), lazies)
         s = active()
-        if s is not None and s.tape is not None and (reason == _RANDOM_REASON or name not in _PURE):
-            s.tape.unreplayable(f"np.{name} ran outside the trace" + (" (it uses NumPy's global random state)"
-                                                                       if reason == _RANDOM_REASON else ""))
+        label = _qualname(real, name)  # np.linalg.solve, not np.solve
         if not lazies and not always:
-            return _wrap_result(real(*args, **kwargs))
+            if s is None or s.tape is None or name in _PURE and reason != _RANDOM_REASON:
+                return _wrap_result(real(*args, **kwargs))
+            # a replay makes the call again (np.random.seed resets what later draws give)
+            return eager_call(real, args, kwargs, label, "", quiet=True)
         mutates = 0 if name in _MUTATING_FUNCS else ("out" if "out" in kwargs else None)
-        label = _qualname(real, name)
         return eager_call(real, args, kwargs, label, reason or f"{label} is not supported lazily", mutates,
                           twin=name if getattr(np, name, None) is real else None)
 

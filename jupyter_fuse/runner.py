@@ -11,7 +11,7 @@ from typing import Any
 
 from .backends import get_backend
 from .cache import PLAN_CACHE, Abandon, Tape, replay, warn_storm
-from .capture import Namespace, finalize
+from .capture import CellContext, Namespace, finalize
 from .guards import scan
 from .ir import format_graph
 from .report import Report
@@ -27,7 +27,7 @@ class KernelCountError(AssertionError):
 
 def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy", *, fuse: bool = True,
              expect_kernels: int | None = None, filename: str | None = None, cache: bool = True,
-             dry_run: bool = False, keep: bool = False) -> Report:
+             dry_run: bool = False, keep: bool = False, emulate: bool = False) -> Report:
     """Run ``source`` lazily against ``namespace`` (modified in place) and return its Report.
 
     The value of a final expression statement is ``report.result`` (as IPython
@@ -37,15 +37,16 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
 
     With ``cache`` (the default) a re-run whose guards all hold replays the
     recorded plan without running the cell's Python (``report.cache == "hit"``);
-    ``cache=False`` neither uses nor fills the plan cache.
+    ``cache=False`` neither uses nor fills the plan cache. ``dry_run``, ``emulate`` and ``keep``
+    are the cupy backend's (see ``get_backend``).
     """
     __tracebackhide__ = True  # IPython shows the user's frames, not ours
     namespace = {} if namespace is None else namespace
-    engine = get_backend(backend, dry_run=dry_run, keep=keep)
+    engine = get_backend(backend, dry_run=dry_run, keep=keep, emulate=emulate)
     options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
     if engine.name == "cupy":
-        options.update(dry_run=dry_run, keep=keep)
-    key = (source, engine.name, fuse, dry_run, keep)
+        options.update(dry_run=dry_run, keep=keep, emulate=emulate)
+    key = (source, engine.name + " --emulate" * emulate, fuse, dry_run, keep)  # (emulated plans are cached apart)
     misses: list[str] = []
     if cache:
         hit, misses = _try_replay(key, source, namespace, engine, options)
@@ -66,6 +67,8 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
             s.tape = Tape(s)
     ns = Namespace(namespace, s)
     s.namespace = ns
+    if hasattr(engine, "attach"):  # a device backend's ledger asks the cell for names and causes
+        engine.attach(CellContext(s, ns))
     result: Any = None
     t0 = time.perf_counter()
     with s.activate():
@@ -122,6 +125,8 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     PLAN_CACHE.note(key, "hit", [])
     info = entry.report
     report.ops, report.syncs, report.graph, report.nodes = info["ops"], list(info["syncs"]), info["graph"], info["nodes"]
+    report.breaks, report.fallbacks = list(info["breaks"]), list(info["fallbacks"])
+    report.graph_truncated = info["graph_truncated"]
     report.cache, report.guards = "hit", list(entry.texts)
     report.result = result  # type: ignore[attr-defined]
     t = report.times

@@ -7,15 +7,17 @@ graph is planned and executed (at a sync, and at the end of the cell).
 
 from __future__ import annotations
 
+import math
 import sys
 import time
-import weakref
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
-from .ir import Node, describe_params
+from . import fuse, plans
+from .fperrors import pending_errstate
+from .ir import Node, describe_params, toposort
 from .report import Report
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,19 +31,28 @@ def active() -> "Session | None":
     return _ACTIVE
 
 
+_DTYPE_NAMES: dict[Any, str] = {}  # (str() of a dtype costs microseconds)
+
+# A graph no Python read has forced is evaluated once it holds this many ops, at the start of a
+# loop iteration where it can: a 100,000-iteration loop keeps its memory flat, and its chunks have
+# one structure (one plan, one set of kernels) however long it runs.
+BOUND = 1000
+GC_AT = 256  # values held before the first sweep for unreachable ones
+MAX_GRAPH_NODES = 2000  # nodes the report's graph records (a long loop's first iterations)
+MAX_PRINTED = 400  # nodes of evaluated graphs kept for the printed graph (ir.format_graph)
+
+
 class Session:
     def __init__(self, backend: "Backend", filename: str, fuse: bool = True) -> None:
         self.backend = backend
         self.filename = filename  # the cell's code filename: how we find user lines
         self.fuse = fuse
-        self.inputs: list[Any] = []  # slot -> concrete array
+        self.inputs: dict[int, Any] = {}  # slot -> array read from outside (the user's own storage)
         self.values: dict[Node, Any] = {}  # node -> concrete value, for computed nodes
         self.lines: dict[Node, list[int]] = {}  # provenance: cell lines that built a node
         self.buffers: dict[int, Any] = {}  # id(root ndarray) -> Buffer, so aliases share one
         self.wrapped: dict[int, Any] = {}  # id(ndarray) -> its LazyArray, so `a is b` survives
         self.keepalive: list[Any] = []  # objects whose ids are keys above
-        # live arrays by id (a WeakSet needs hashable items; arrays are not hashable)
-        self.live: "weakref.WeakValueDictionary[int, LazyArray]" = weakref.WeakValueDictionary()
         self.report = Report(backend=backend.name)
         self._kernel_count = 0
         self.namespace: dict | None = None  # the cell's namespace, set by the runner
@@ -49,17 +60,32 @@ class Session:
         self._sync: str | None = None
         self._compile_seen = 0.0
         self.implicit: set[Node] = set()  # nodes that are part of another eager op (see fuse.partition)
-        self.roots: list[Node] = []  # every node evaluated, for the printed graph
+        self.roots: list[Node] = []  # evaluated values, for the printed graph (while MAX_PRINTED allows)
+        self._printed = 0
         self._node_ids: dict[Node, int] = {}
         self.eager_results: dict[int, str] = {}  # id(array a NumPy fallback returned) -> what ran
         self.tape: Any = None  # the plan cache's recorder (cache.Tape) while a cached run traces
+        # every buffer of the cell by id, dropped when only this dict holds it: what a flush
+        # evaluates and what keeps values alive
+        self.bufs: dict[int, Any] = {}
+        self.pending = 0  # ops traced since the graph was last flushed
+        self._spot: tuple | None = None  # (line, bytecode offset) a flush waits for (see hold)
+        self._retarget = False
+        self._lasti = -1  # the bytecode offset line() found the cell's frame at
+        self._slots = 0
+        self._serial = 0
+        self._named: dict[int, Any] = {}  # id(template) -> template, once its kernels are named here
+        self._eager_names: dict[tuple, str] = {}
+        self._gc_at = GC_AT  # values held before unreachable ones are dropped
+        self._depth = 0  # how deep below line() the cell's frame was last found
+        self._consts: dict[tuple, Node] = {}
+        self.classes: list[type] = []  # classes the cell's `class` statements made
 
     def close(self) -> None:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
         arrays and the session refer to each other), so last run's arrays die with their names."""
-        for big in (self.values, self.wrapped, self.buffers, self.lines):
+        for big in (self.values, self.wrapped, self.buffers, self.lines, self.bufs, self.inputs):
             big.clear()
-        self.inputs.clear()
         self.keepalive.clear()
         self.namespace = None
 
@@ -74,12 +100,27 @@ class Session:
             _ACTIVE = prev
 
     def line(self) -> int | None:
-        """The cell line executing now (innermost frame of the cell's code)."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            if frame.f_code.co_filename == self.filename:
+        """The cell line executing now (innermost frame of the cell's code).
+
+        Asked for every traced op: the depth at which the cell's frame was found last time is tried
+        first (a loop calls in through the same path), checking that the frame just inside it is
+        ours; otherwise the stack is walked (each frame object made on the way costs)."""
+        filename, d = self.filename, self._depth
+        if d:
+            try:
+                frame = sys._getframe(d)
+            except ValueError:
+                frame = None
+            if frame is not None and frame.f_code.co_filename == filename \
+                    and sys._getframe(d - 1).f_code.co_filename != filename:
+                self._lasti = frame.f_lasti
                 return frame.f_lineno
-            frame = frame.f_back
+        frame, d = sys._getframe(1), 1
+        while frame is not None:
+            if frame.f_code.co_filename == filename:
+                self._depth, self._lasti = d, frame.f_lasti
+                return frame.f_lineno
+            frame, d = frame.f_back, d + 1
         return None
 
     # -- graph building ------------------------------------------------------
@@ -91,35 +132,84 @@ class Session:
             self.report.ops += 1
         elif node.kind == "op":
             self.implicit.add(node)
+        self.pending += 1
         line = self.line()
         if line is not None:
-            lines = self.lines.setdefault(node, [])
-            if line not in lines:
+            lines = self.lines.get(node)
+            if lines is None:
+                self.lines[node] = [line]
+            elif line not in lines:
                 lines.append(line)
         return node
 
-    def add_input(self, value: Any) -> Node:
-        """A concrete array becomes an input node (a kernel argument)."""
-        slot = len(self.inputs)
-        self.inputs.append(value)
+    def hold(self, buf: Any) -> None:
+        """A buffer whose contents are now a traced node (a new array, or a write into one): a
+        flush computes it while it lives. Flushes happen here, between whole operations."""
+        self.bufs[id(buf)] = buf
+        if self.pending > BOUND:  # (module global: tests lower it)
+            # flush at the point of the cell's code (line and bytecode offset) the current chunk
+            # started after: every chunk of a loop then covers the same stretch of its body, so
+            # all have one structure (one plan, one set of kernels)
+            spot = (self.line(), self._lasti)
+            if spot == self._spot or self.pending > 4 * BOUND:
+                self.flush()
+                self._spot, self._retarget = None, False
+            elif not self._retarget:  # the chunk started outside the loop: aim at a point inside it
+                self._spot, self._retarget = spot, True
+        elif self._spot is None:
+            self._spot = (self.line(), self._lasti)
+
+    def flush(self) -> None:
+        """Evaluate every live array's pending value (the graph outgrew ``BOUND``)."""
+        self.pending = 0
+        live = [b.node for b in self._live_buffers() if b.node not in self.values]
+        if live:
+            self.evaluate(live)
+            self._collect()  # every live array holds a leaf now: the graphs behind them can go
+
+    def _live_buffers(self) -> list[Any]:
+        """Buffers something besides this session holds (a lazy array, a view of one)."""
+        bufs = self.bufs
+        dead = [k for k in bufs if sys.getrefcount(bufs[k]) <= 2]  # held by bufs only (+ the argument)
+        for k in dead:
+            del bufs[k]
+        return list(bufs.values())
+
+    def add_input(self, value: Any, origin: bool = True) -> Node:
+        """A concrete array becomes an input node (a kernel argument). ``origin``: the storage of an
+        array Python holds, kept for the cell's whole run; other inputs (storage an eager write made)
+        live in ``values`` only, as long as a held buffer reads them."""
+        slot = self._slots
+        self._slots += 1
+        if origin:
+            self.inputs[slot] = value
         layout = (0, tuple(value.strides))
         node = Node.make("input", (), (slot,), value.dtype, tuple(value.shape), layout)
         self.values[node] = value
-        if self.tape is not None:
+        if self.tape is not None and origin:  # (the eager call that made other storage records it)
             self.tape.on_input(node, value)
         return node
 
     def const(self, value: Any) -> Node:
         """A Python or NumPy scalar operand, baked into the graph by value."""
-        if isinstance(value, np.generic):  # (repr: np.float64(-0.0) and np.float64(0.0) compare equal)
+        t = type(value)
+        # a loop multiplies by the same 0.5 every iteration: one node per (type, value) and cell
+        # (zeros by sign too: 0.0 == -0.0, and they differ in a minimum or a division)
+        key = (t, value, value == 0 and math.copysign(1.0, value)) if t is float else (t, value)
+        node = self._consts.get(key) if t in (float, int, bool) else None
+        if node is not None:
+            return node
+        if isinstance(value, np.generic):
+            # (repr: np.float64(-0.0) and np.float64(0.0) compare equal)
             node = Node.make("const", (), (type(value).__name__, value.item(), repr(value)), value.dtype, ())
-            self.values[node] = value
         else:
             # repr keeps 0.0 and -0.0 apart (they compare equal)
             node = Node.make("const", (), (type(value).__name__, value, repr(value)), None, ())
-            self.values[node] = value
+        self.values[node] = value
         if self.tape is not None:
             self.tape.on_const(node, value)
+        if t in (float, int, bool):
+            self._consts[key] = node
         return node
 
     # -- execution -----------------------------------------------------------
@@ -128,34 +218,126 @@ class Session:
 
         ``final``: the end of the cell, so nothing beyond ``nodes`` will be read again.
         ``errors``: under np.errstate(...='raise'), the op that made ``nodes`` raises now (NumPy raises where
-        an op runs: other pending values were made outside it and never raise; see trace.pending_errstate).
+        an op runs: other pending values were made outside it and never raise; see fperrors.pending_errstate).
         """
-        missing = [n for n in dict.fromkeys(nodes) if n not in self.values]
-        self.roots.extend(missing)
+        values = self.values
+        missing = [n for n in dict.fromkeys(nodes) if n not in values]
         if missing:
-            from . import fuse
-
             t0 = time.perf_counter()
-            plan = fuse.partition(missing, self.values, self._keep(), fuse=self.fuse and self.backend.fuses,
-                                  lines=self.lines, implicit=self.implicit, supports=self.backend.supports,
-                                  synced=self.synced, staged=getattr(self.backend, "staged", False),
-                                  keep_reductions=not final)
-            self._name_kernels(plan)
-            if self.tape is not None:
-                self.tape.on_eval(plan)
+            frame = toposort(missing, stop=values, views=True)
+            if self._printed < MAX_PRINTED:  # the printed graph: the cell's first evaluated values only
+                self.roots.extend(missing)  # (holding them holds their whole graphs)
+                self._printed += len(frame)
+            tmpl, fresh = self._template(frame, missing, final)
+            leaves = [frame[i] for i in tmpl.leaves]
+            outs = [frame[i] for i in tmpl.outs]
+            if id(tmpl) not in self._named:
+                self._name(tmpl, frame)
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
-            from .trace import pending_errstate
-
             with pending_errstate(errors):
-                self.backend.execute(plan, self.values, self.report)
+                tmpl.run(self.backend, leaves, outs, values, self.report)
             self.report.times["run"] += time.perf_counter() - t1 - self._compile_delta()
             if self._sync is not None:  # values this sync stored: later kernels read them from memory
-                for n in [o for k in plan.kernels for o in k.outputs] + missing:
-                    if n in self.values:
-                        self.synced[n] = self._sync
+                for n in outs:
+                    self.synced[n] = self._sync
+            result = [values[n] for n in nodes]
+            refs = self._rebase()
+            if self.tape is not None:
+                self.tape.on_eval(tmpl, leaves, [(n, refs.get(n)) for n in outs])
+            self._forget(frame, refs)
+            if len(values) > self._gc_at:
+                self._collect()
+        else:
+            result = [values[n] for n in nodes]
         self._sync = None
-        return [self.values[n] for n in nodes]
+        return result
+
+    def _template(self, frame: list[Node], missing: list[Node], final: bool) -> tuple[Any, bool]:
+        """The plan for this graph: made before for a graph of this structure, or made now."""
+        keep = self._keep()
+        backend = self.backend
+        fuses = self.fuse and backend.fuses
+        staged = getattr(backend, "staged", False)
+        options = (backend.name, type(backend).__name__, fuses, staged, final)
+        k = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced)
+        tmpl = plans.lookup(k)
+        if tmpl is not None:
+            return tmpl, False
+        plan = fuse.partition(missing, self.values, keep, fuse=fuses, lines=self.lines, implicit=self.implicit,
+                              supports=backend.supports, synced=self.synced, staged=staged,
+                              keep_reductions=not final)
+        tmpl = plans.Template(plan, frame, self.values)
+        plans.store(k, tmpl)
+        return tmpl, True
+
+    def _name(self, tmpl: Any, frame: list[Node]) -> None:
+        """The template's first run in this cell: its kernels get this cell's names, its cuts and
+        graph go into the report (later runs of it only count launches)."""
+        self._named[id(tmpl)] = tmpl  # (held, so the id stays this template's)
+        kernels = tmpl.plan.kernels
+        for k in kernels:
+            k.name = self.next_kernel_name()
+        for b in tmpl.breaks:
+            frm = kernels[b["from"]].name if isinstance(b["from"], int) else b["from"]
+            self.report.breaks.append({**b, "from": frm, "to": kernels[b["to"]].name})
+        if len(self.report.nodes) < MAX_GRAPH_NODES:
+            mine = {node: i for i, node in enumerate(tmpl.frame)}
+            for k in kernels:
+                for node in k.nodes:
+                    if len(self.report.nodes) >= MAX_GRAPH_NODES:
+                        self.report.graph_truncated = True
+                        return
+                    self._graph_node(frame[mine[node]], k.name)
+
+    def _rebase(self) -> dict[Node, Node]:
+        """Buffers holding a value just computed now hold a leaf for it: graphs traced later start
+        there, and the graph that computed it can be freed (a long loop's memory stays flat)."""
+        values = self.values
+        made: dict[Node, Node] = {}
+        for b in self._live_buffers():
+            node = b.node
+            if node.kind == "op" and node in values:
+                ref = made.get(node)
+                if ref is None:
+                    self._serial += 1  # (never reused: equal refs are one node)
+                    ref = made[node] = Node.make("ref", (), (self._serial,), node.dtype, node.shape,
+                                                   node.layout)  # (a kept Fortran order too)
+                    values[ref] = values[node]
+                    if node in self.synced:
+                        self.synced[ref] = self.synced[node]
+                b.node = ref
+        return made
+
+    def _forget(self, frame: list[Node], refs: dict[Node, Node]) -> None:
+        """What the session kept about a graph it just computed: its nodes' lines and marks are
+        needed no more (later graphs start from leaves), and holding them would hold the nodes."""
+        lines, implicit, synced = self.lines, self.implicit, self.synced
+        for n in frame:
+            if n.kind != "input":
+                lines.pop(n, None)
+                implicit.discard(n)
+                if n in refs:
+                    synced.pop(n, None)
+
+    def _collect(self) -> None:
+        """Drop values no live array can read any more (nor the nodes' lines and marks)."""
+        values = self.values
+        live: set[Node] = set()
+        stack = [b.node for b in self._live_buffers()]
+        while stack:
+            n = stack.pop()
+            if n not in live:
+                live.add(n)
+                if n not in values:
+                    stack.extend(n.args)
+        inputs = self.inputs
+        self.values = {n: v for n, v in values.items()
+                       if n in live or n.op == "const" or n.op == "input" and n.params[0] in inputs}
+        self.lines = {n: v for n, v in self.lines.items() if n in live}
+        self.synced = {n: v for n, v in self.synced.items() if n in live}
+        self.implicit = {n for n in self.implicit if n in live}
+        self._gc_at = max(GC_AT, 2 * len(self.values))
 
     def _keep(self) -> set[Node]:
         """Values worth storing besides the targets: those the cell's names still hold.
@@ -175,29 +357,25 @@ class Session:
         delta, self._compile_seen = now - self._compile_seen, now
         return delta
 
-    def _name_kernels(self, plan: "fuse.Plan") -> None:
-        """Unique kernel names in the cell, and the graph the dashboard draws."""
-        renames = {}
-        for k in plan.kernels:
-            renames[k.name] = k.name = self.next_kernel_name()
-        for b in plan.breaks:
-            b["from"], b["to"] = renames.get(b.get("from"), b.get("from")), renames.get(b.get("to"), b.get("to"))
-        for k in plan.kernels:
-            for node in k.nodes:
-                self._graph_node(node, k.name)
-
     def next_kernel_name(self) -> str:
         self._kernel_count += 1
         return f"k{self._kernel_count - 1}"
 
-    def _graph_node(self, node: Node, kernel: str | None) -> int:
-        """Record a node for ``report.nodes`` (ids are per cell) and return its id."""
+    def _graph_node(self, node: Node, kernel: str | None, leaf: bool = False) -> int:
+        """Record a node for ``report.nodes`` (ids are per cell) and return its id. A value computed
+        before (``leaf``) is recorded without what computed it: that was recorded when it ran."""
         nid = self._node_ids.get(node)
         if nid is None:
-            args = [self._graph_node(a, None) for a in node.args]
+            if leaf or node in self.values and node.kind != "view":
+                args: list[int] = []
+            else:
+                args = [self._graph_node(a, None, leaf=a in self.values and a.kind != "view") for a in node.args]
             nid = self._node_ids[node] = len(self._node_ids)
+            dtype = _DTYPE_NAMES.get(node.dtype)
+            if dtype is None:
+                dtype = _DTYPE_NAMES[node.dtype] = str(node.dtype)
             self.report.nodes.append({
-                "id": nid, "op": node.op, "kind": node.kind, "dtype": str(node.dtype), "shape": list(node.shape),
+                "id": nid, "op": node.op, "kind": node.kind, "dtype": dtype, "shape": list(node.shape),
                 "args": args, "lines": self.lines.get(node, []), "kernel": kernel,
                 "params": describe_params(node),
             })
@@ -205,9 +383,16 @@ class Session:
             self.report.nodes[nid]["kernel"] = kernel
         return nid
 
+    def eager_name(self, what: str, line: int | None) -> str:
+        """The kernel name of a call run outside the trace: one per call site (a loop repeats it)."""
+        name = self._eager_names.get((what, line))
+        if name is None:
+            name = self._eager_names[(what, line)] = self.next_kernel_name()
+        return name
+
     def record_sync(self, cause: str) -> None:
         line = self.line()
-        self.report.syncs.append({"line": line, "cause": cause})
+        self.report.counted("syncs", {"line": line, "cause": cause})
         self._sync = f"a sync at line {line} ({cause}) computed this value first"
 
     # -- where values live (identity for host backends; the cupy backend moves and records) ----
@@ -249,10 +434,10 @@ class Session:
     def note_untraced(self, name: str, arr: np.ndarray) -> None:
         """The cell read an array that is not traced (object/string/datetime dtype, np.matrix)."""
         kind = "an np.matrix" if isinstance(arr, np.matrix) else f"an array of dtype {arr.dtype}"
-        self.report.fallbacks.append({"line": self.line(), "op": name, "reason": (
+        self.report.counted("fallbacks", {"line": self.line(), "op": name, "reason": (
             f"{name} is {kind}, which is not traced: what the cell does with it runs as plain NumPy")})
 
     def record_fallback(self, what: str, reason: str) -> None:
-        self.report.fallbacks.append({"line": self.line(), "op": what, "reason": reason})
+        """A call that runs outside the trace (its launch is counted when it ran: ``Report.launched``)."""
+        self.report.counted("fallbacks", {"line": self.line(), "op": what, "reason": reason})
         self.report.ops += 1
-        self.report.kernels += 1

@@ -19,7 +19,6 @@ raises its own exception at the user's line before anything is traced.
 
 from __future__ import annotations
 
-import contextlib
 import operator
 import warnings
 from typing import Any
@@ -28,6 +27,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import views
+from .fperrors import errors_raise
 from .ir import Node
 from .ops import OPS, REDUCTIONS, SWAPPED, UFUNC_REDUCE, UFUNCS
 from .session import Session, active
@@ -67,43 +67,19 @@ def _quiet():
 
 # -- making lazy arrays ------------------------------------------------------
 
-def fresh(node: Node, scalar: bool = False) -> "LazyArray":
+def fresh(node: Node, scalar: bool = False, s: Session | None = None) -> "LazyArray":
     """A new array owning a new buffer holding ``node``."""
-    s = session()
-    lz = LazyArray(s, Buffer(node), (), scalar=scalar)
+    if s is None:
+        s = session()
+    buf = Buffer(node)
+    lz = LazyArray(s, buf, (), scalar=scalar)
+    s.hold(buf)
     if errors_raise():  # under np.errstate(...='raise') NumPy raises FloatingPointError at this very line
         s.evaluate(list(node.args))  # (pending arguments were made outside it: they do not raise)
         s.evaluate([node], errors=True)
     return lz
 
 
-def errors_raise() -> bool:
-    """Does np.errstate/np.seterr ask for floating-point errors to raise (or call a function)?
-
-    Asked once per traced op and per replayed plan, so the answer is kept for NumPy's current
-    error-state object (a new object each time errstate/seterr changes it; the one kept stays
-    alive, so its id is not reused)."""
-    state = _EXTOBJ.get() if _EXTOBJ is not None else None
-    if state is None or state is not _errors[0]:
-        modes = np.geterr().values()
-        _errors[:] = [state, "raise" in modes or "call" in modes]
-    return _errors[1]
-
-
-def pending_errstate(errors: bool) -> Any:
-    """The error state pending values are computed under: NumPy checked each op's errors where the op
-    ran, and every op made under a raising state ran at once (``fresh``), so a value computed later was
-    made where errors did not raise and must not raise now (``errors``: the op ``fresh`` runs itself)."""
-    if errors or not errors_raise():
-        return contextlib.nullcontext()
-    return np.errstate(**{k: "ignore" if v in ("raise", "call") else v for k, v in np.geterr().items()})
-
-
-try:  # NumPy >= 2.0 keeps the error state in a context variable (private: without it, ask every time)
-    from numpy._core._ufunc_config import _extobj_contextvar as _EXTOBJ
-except ImportError:  # pragma: no cover
-    _EXTOBJ = None
-_errors: list = [object(), False]
 
 
 def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
@@ -183,41 +159,96 @@ def _contains_lazy(x: Any) -> bool:
 
 # -- the operation families -----------------------------------------------------
 
+# NumPy's answer (result dtype, and whether a 0-d result is an array) for an op on operands of these
+# kinds: asked once per kind by running the ufunc on probes, then remembered (a loop traces the same
+# op on the same dtypes thousands of times). Keys hold what NumPy's rule reads: array dtypes, the
+# type of a Python scalar, and for ints the sign and bit length (NEP 50 rejects out-of-range ints,
+# and probes of negative integer powers raise), so a kind never hides a different answer.
+_RULES: dict[tuple, tuple[np.dtype, bool]] = {}
+_ASSIGNS: set[tuple] = set()  # (dtype, value kind, value shape, target shape) NumPy let through as is
+_BROADCAST: dict[tuple, tuple[int, ...]] = {}
+
+
+def _kind(a: Any) -> Any:
+    if isinstance(a, LazyArray):
+        return a.dtype
+    t = type(a)
+    if t is int:
+        return (int, a < 0, a.bit_length())
+    if isinstance(a, np.generic):
+        return (a.dtype, a < 0) if a.dtype.kind in "iu" else a.dtype
+    return t
+
+
+def _shape_of(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The broadcast shape; NumPy's own ValueError when there is none."""
+    first = shapes[0]
+    if len(shapes) == 1 or len(shapes) == 2 and shapes[1] == first or all(sh == first for sh in shapes):
+        return first
+    key = tuple(shapes)
+    got = _BROADCAST.get(key)
+    if got is None:
+        got = np.broadcast_shapes(*shapes)
+        if len(_BROADCAST) > 4096:
+            _BROADCAST.clear()
+        _BROADCAST[key] = got
+    return got
+
+
 def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = (),
                 keep_order: bool = True) -> "LazyArray":
     """An elementwise op on operands; dtype and broadcasting by NumPy's rules. ``keep_order``: the result
     is a new array in NumPy's memory order (False: it is only written into an existing one)."""
-    args = [operand(a) for a in args]
+    args = [a if type(a) is LazyArray else operand(a) for a in args]
+    # the hot path of every traced operator: each array's node once, NumPy's rule from memory
+    nodes = [a._current() if type(a) is LazyArray else None for a in args]
+    shapes = [n.shape for n in nodes if n is not None]
+    try:
+        shape = _shape_of(shapes) if shapes else ()
+    except ValueError:
+        shape = None
+    if shape is not None:
+        key = (op, dtype, 0 in shape, *[n.dtype if n is not None else _kind(a) for a, n in zip(args, nodes)])
+        rule = _RULES.get(key)
+        if rule is not None:
+            return _bind_elementwise(op, args, nodes, dtype, params, shape, keep_order, *rule)
     fn = OPS[op].fn
     kw = {} if dtype is None else {"dtype": dtype}
-    shapes = [a.shape for a in args if isinstance(a, LazyArray)]
     with _quiet(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            shape = np.broadcast_shapes(*shapes)
-        except ValueError:  # let NumPy raise its own message
+        if shape is None:  # let NumPy raise its own message
             fn(*[np.broadcast_to(probe(a), a.shape) if isinstance(a, LazyArray) else a for a in args], **kw)
-            raise
+            shape = np.broadcast_shapes(*shapes)  # (raises, if the probe did not)
         # an empty result computes no element, so raises nothing (`empty_int ** -1`): probe with empties
         empty = 0 in shape
         r = fn(*[np.empty(0, a.dtype) if empty and isinstance(a, LazyArray) else probe(a) for a in args], **kw)
-    rdtype = np.asarray(r).dtype
-    if op == "power" and rdtype.kind in "iu" and isinstance(args[1], LazyArray):
+    rule = (np.asarray(r).dtype, isinstance(r, np.ndarray))
+    if len(_RULES) > 8192:
+        _RULES.clear()
+    _RULES[(op, dtype, empty, *map(_kind, args))] = rule
+    return _bind_elementwise(op, args, nodes, dtype, params, shape, keep_order, *rule)
+
+
+def _bind_elementwise(op: str, args: list[Any], nodes: list, dtype: Any, params: tuple, shape: tuple[int, ...],
+                      keep_order: bool, rdtype: np.dtype, array_result: bool) -> "LazyArray":
+    if op == "power" and rdtype.kind in "iu" and type(args[1]) is LazyArray:
         # NumPy raises on a negative exponent in the data: run it now, at this line, as NumPy would
         from .lazynp import eager_call
 
-        return eager_call(fn, tuple(args), kw, "np.power",
+        return eager_call(OPS[op].fn, tuple(args), {} if dtype is None else {"dtype": dtype}, "np.power",
                           "integer power with an array exponent can raise (negative exponents): it runs eagerly")
-    p = params + ((("dtype", np.dtype(dtype).str),) if dtype is not None else ())
-    s = session()
+    if dtype is not None:
+        params = params + (("dtype", np.dtype(dtype).str),)
+    s = session()  # (not an operand's: a lazy value outliving its cell must not trace into it)
     axes = _ufunc_order(op, args, shape, dtype) if keep_order and len(shape) > 1 else None
     if axes is not None:  # NumPy's order='K': computed along the inputs' memory order, seen through a transpose
         args = [_along(a, shape, axes) for a in args]
-        node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, tuple(shape[d] for d in axes))
-        return fresh(node)._view("transpose", views.inverse(axes))
-    node = s.bind(op, tuple(node_of(a) for a in args), p, rdtype, shape)
+        node = s.bind(op, tuple(node_of(a) for a in args), params, rdtype, tuple(shape[d] for d in axes))
+        return fresh(node, s=s)._view("transpose", views.inverse(axes))
+    node = s.bind(op, tuple([n if n is not None else s.const(a) for a, n in zip(args, nodes)]), params, rdtype,
+                  shape)
     # NumPy's rule: a 0-d ufunc result is a NumPy scalar (even from 0-d arrays); the probe shows it
-    return fresh(node, scalar=shape == () and not isinstance(r, np.ndarray))
+    return fresh(node, shape == () and not array_result, s)
 
 
 def _c_ordered(a: Any) -> bool:
@@ -409,7 +440,6 @@ class LazyArray:
         self._s, self._buf, self._chain = s, buf, chain
         self._cache: tuple[Node, Node] | None = None
         self._origin, self.scalar, self._writeable = origin, scalar, writeable
-        s.live[id(self)] = self
 
     # -- graph ------------------------------------------------------------------
     def _current(self) -> Node:
@@ -419,12 +449,11 @@ class LazyArray:
             return storage
         if self._cache is not None and self._cache[0] is storage:
             return self._cache[1]
-        base = views.ghost(storage.dtype, storage.shape, storage.layout)
-        g = views.apply_chain(base, self._chain)
-        if g.shape == base.shape and g.strides == base.strides and views.layout_of(g)[0] == views.layout_of(base)[0]:
+        shape, layout = views.geometry(storage.dtype, storage.shape, storage.layout, self._chain)
+        if (shape, layout) == views.geometry(storage.dtype, storage.shape, storage.layout, ()):
             node = storage  # the chain ends where it began (a transpose there and back): the storage itself
         else:
-            node = Node.make("view", (storage,), self._chain, storage.dtype, g.shape, views.layout_of(g))
+            node = Node.make("view", (storage,), self._chain, storage.dtype, shape, layout)
         self._cache = (storage, node)
         return node
 
@@ -433,11 +462,11 @@ class LazyArray:
         return views.apply_chain(views.ghost(storage.dtype, storage.shape, storage.layout), self._chain)
 
     def _view(self, kind: str, p: Any, writeable: bool = True) -> "LazyArray":
-        g = views.apply(self._ghost(), kind, p)  # NumPy validates (and raises) first
+        storage, chain = self._buf.node, self._chain + ((kind, p),)
+        shape, _ = views.geometry(storage.dtype, storage.shape, storage.layout, chain)  # NumPy validates first
         # a NumPy scalar's .T / .squeeze() / .reshape(()) are scalars again; its [...] is a 0-d array
-        scalar = self.scalar and g.shape == () and not (kind == "getitem" and ("e",) in p)
-        return LazyArray(self._s, self._buf, self._chain + ((kind, p),), scalar=scalar,
-                         writeable=self._writeable and writeable)
+        scalar = self.scalar and shape == () and not (kind == "getitem" and ("e",) in p)
+        return LazyArray(self._s, self._buf, chain, scalar=scalar, writeable=self._writeable and writeable)
 
     def _write(self, value: Node, readonly_msg: str = "assignment destination is read-only",
                count: bool = True) -> None:
@@ -456,6 +485,7 @@ class LazyArray:
             buf.node = self._s.bind("setitem", (buf.node, value), (self._chain, target.shape, target.layout),
                                     buf.node.dtype, buf.node.shape, layout=views.kept_layout(buf.node), count=count)
         buf.dirty = True
+        self._s.hold(buf)
 
     # -- values (syncs) ------------------------------------------------------------
     def _value(self, cause: str | None = None, name: str | None = None) -> Any:
@@ -471,20 +501,24 @@ class LazyArray:
         whose replay recomputes it and abandons the replay if Python would now see another value."""
         s = self._s
         name = s.name_of(self) if s.tape is not None else None  # once, for the ledger and the tape
+        node = self._current()  # (the node evaluated: afterwards the array holds a leaf for it)
         out = convert(self._value(cause, name))
         if s.tape is not None:
-            s.tape.on_sync(self._current(), self.scalar, convert, out, cause, name)
+            s.tape.on_sync(node, self.scalar, convert, out, cause, name)
         return out
 
-    def _writable_real(self) -> np.ndarray:
-        """A real, writable view for an eager mutation: the buffer moves to fresh storage."""
+    def _writable_real(self) -> tuple[np.ndarray, Node, Node]:
+        """A real, writable view for an eager mutation: the buffer moves to fresh storage. Also
+        returns the node copied and the storage's input node (how a replay makes the same copy)."""
         s = self._s
-        (value,) = s.evaluate([self._buf.node])
+        src = self._buf.node
+        (value,) = s.evaluate([src])
         value = s.to_host(value, "sync: an eager (NumPy) operation writes into this array", lazy=self)
         storage = np.array(value, copy=True, order="K")
-        self._buf.node = s.add_input(storage)
+        self._buf.node = node = s.add_input(storage, origin=False)
+        s.hold(self._buf)
         self._buf.dirty = True
-        return views.apply_chain(storage, self._chain)
+        return views.apply_chain(storage, self._chain), src, node
 
     # -- metadata (static: no sync) -------------------------------------------------
     @property  # type: ignore[misc]
@@ -653,8 +687,6 @@ class LazyArray:
             raise ValueError("assignment destination is read-only")
         element = views.is_scalar_index(key, self.ndim)
         target = self._view("getitem", key + ((("e",),) if element else ()))
-        tiny = np.zeros((), self.dtype)
-        tiny[...] = probe(value)  # NumPy's casting/overflow errors for the value
         if isinstance(value, LazyArray) and value.scalar and self.dtype.kind in "iu" and (
                 value.dtype.kind in "fc" or value.dtype.kind in "iu" and not np.can_cast(value.dtype, self.dtype)):
             # NumPy stores a NumPy scalar in an integer array through Python's int(): NaN, inf and values out of
@@ -663,14 +695,25 @@ class LazyArray:
             if err is not None:
                 raise err[0](err[1])
         vshape = value.shape if isinstance(value, LazyArray) else ()
-        if np.broadcast_shapes(vshape, target.shape) != target.shape:
-            sample = np.broadcast_to(probe(value), vshape)
-            if element:  # `a[0] = v`: NumPy's element assignment ("setting an array element with a sequence")
-                np.zeros(1, self.dtype)[0] = sample
-            else:  # raises unless the value only has extra leading 1-dims
-                np.empty(target.shape, self.dtype)[...] = sample
-            # NumPy let it through: assignment drops the value's extra leading 1-dims
-            value = value.reshape(vshape[len(vshape) - target.ndim:])
+        # NumPy's checks, once per kinds and shapes (a loop repeats them): a float's value counts
+        # (a NaN into an int array raises), an int's size and sign
+        kind = value if isinstance(value, (float, complex, np.inexact)) else _kind(value)
+        checked = (self.dtype, kind, vshape, target.shape)
+        if checked not in _ASSIGNS:
+            tiny = np.zeros((), self.dtype)
+            tiny[...] = probe(value)  # NumPy's casting/overflow errors for the value
+            if np.broadcast_shapes(vshape, target.shape) != target.shape:
+                sample = np.broadcast_to(probe(value), vshape)
+                if element:  # `a[0] = v`: NumPy's element assignment ("setting an array element with a sequence")
+                    np.zeros(1, self.dtype)[0] = sample
+                else:  # raises unless the value only has extra leading 1-dims
+                    np.empty(target.shape, self.dtype)[...] = sample
+                # NumPy let it through: assignment drops the value's extra leading 1-dims
+                value = value.reshape(vshape[len(vshape) - target.ndim:])
+            else:
+                if len(_ASSIGNS) > 4096:
+                    _ASSIGNS.clear()
+                _ASSIGNS.add(checked)
         val = value if isinstance(value, LazyArray) else None
         node = node_of(value)
         if val is not None and val.dtype != self.dtype:

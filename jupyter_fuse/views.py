@@ -244,6 +244,28 @@ def apply(x: np.ndarray, kind: str, p: Any) -> np.ndarray:
     raise ValueError(f"unknown view kind {kind!r}")
 
 
+_GEOMETRY: dict[tuple, tuple[tuple[int, ...], Layout]] = {}
+
+
+def geometry(dtype: np.dtype, shape: tuple[int, ...], layout: Layout | None,
+             chain: tuple) -> tuple[tuple[int, ...], Layout]:
+    """The shape and layout of ``chain`` applied to storage of this dtype, shape and layout: NumPy's
+    answer on a ghost (raising what NumPy raises), remembered, since a loop takes the same slices
+    of the same storage shapes every iteration."""
+    key = (dtype, shape, layout, chain)
+    try:
+        got = _GEOMETRY.get(key)
+    except TypeError:  # an unhashable step: ask NumPy every time
+        g = apply_chain(ghost(dtype, shape, layout), chain)
+        return g.shape, layout_of(g)
+    if got is None:
+        g = apply_chain(ghost(dtype, shape, layout), chain)
+        if len(_GEOMETRY) > 16384:
+            _GEOMETRY.clear()
+        got = _GEOMETRY[key] = (g.shape, layout_of(g))
+    return got
+
+
 def apply_chain(x: np.ndarray, chain: tuple) -> np.ndarray:
     for kind, p in chain:
         x = apply(x, kind, p)

@@ -39,12 +39,23 @@ def cuda_available() -> bool:
 _INSTANCES: dict[str, Any] = {}  # one cpu backend per process: its render and support caches outlive a cell
 
 
-def get_backend(name: str, *, dry_run: bool = False, keep: bool = False) -> Backend:
+def get_backend(name: str, *, dry_run: bool = False, keep: bool = False, emulate: bool = False) -> Backend:
     """The backend called ``name``. ``dry_run``: the cupy backend's kernels are rendered and
-    compiled (NVRTC, no GPU needed) but the cell computes with NumPy; ``keep``: cupy results
+    compiled (NVRTC, no GPU needed) but the cell computes with NumPy; ``emulate``: they also run,
+    on the CPU (``cuda_emulate``: the host C++ compiler, no GPU needed); ``keep``: cupy results
     stay on the device as CuPy arrays. A fresh cupy backend per run: it holds the run's ledger."""
     if name not in CHOICES:
         raise ValueError(f"unknown backend {name!r}: choose one of {', '.join(CHOICES)}")
+    if emulate:
+        if name not in ("auto", "cupy") or dry_run:
+            raise BackendUnavailable("--emulate runs the CUDA kernels of -b cupy on the CPU; it does not apply to "
+                                     + ("--dry-run, which runs none" if dry_run else f"-b {name}"))
+        from .cuda_emulate import EmulatedBackend, EmulationUnavailable
+
+        try:
+            return EmulatedBackend(keep=keep)
+        except EmulationUnavailable as e:
+            raise BackendUnavailable(str(e)) from None
     if dry_run:
         if name not in ("auto", "cupy"):
             raise BackendUnavailable(f"--dry-run compiles the CUDA kernels of -b cupy; it does not apply to -b {name}")
@@ -69,8 +80,8 @@ def get_backend(name: str, *, dry_run: bool = False, keep: bool = False) -> Back
             backend = _INSTANCES["cpu"] = CpuBackend()
         return backend
     if not cuda_available():
-        raise BackendUnavailable("-b cupy needs a usable CUDA device and none was found; "
-                                 "use -b cpu (or --dry-run to compile the CUDA kernels without a GPU)")
+        raise BackendUnavailable("-b cupy needs a usable CUDA device and none was found; use -b cpu (or --dry-run "
+                                 "to compile the CUDA kernels without a GPU, --emulate to also run them on the CPU)")
     from .cupy import CupyBackend
 
     return CupyBackend(keep=keep)

@@ -29,7 +29,7 @@ from .. import __version__, buffers, views
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import family
-from ..trace import errors_raise
+from ..fperrors import errors_raise
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
 from .numpy import execute_plan, kernel_entry, resolve, run_on_numpy
 
@@ -132,8 +132,8 @@ class CpuBackend:
             if not entry:
                 written = sum(a.nbytes for a in outs) + (dest[2] if dest else 0)
                 entry.update(kernel_entry(kernel, 0.0, read_bytes, rendered.source, written=written, parallel=parallel))
-            report.kernels += 1
-            report.kernel_list.append({**entry, "time": elapsed, "compile_time": compile_time, "cache": how})
+            entry["name"] = kernel.name  # (a plan shared between cells is named in each cell anew)
+            report.launched(entry, elapsed, compile_time=compile_time, cache=how)
 
         return launch
 
@@ -204,8 +204,10 @@ def _load(source: str, reload: bool = False) -> ModuleType:
 
 
 def _progress(kernel: Kernel, parallel: bool) -> None:
-    print(f"jupyter_fuse: compiling {kernel.name} ({kernel.kind}, {len(kernel.nodes)} ops"
-          f"{', parallel' if parallel else ''}) with numba...", file=sys.stderr, flush=True)
+    from ..progress import say  # a status line under the cell in a notebook, stderr elsewhere
+
+    say(f"compiling {kernel.name} ({kernel.kind}, {len(kernel.nodes)} ops{', parallel' if parallel else ''}) "
+        "with numba...")
 
 
 def _binder(kernel: Kernel, r: Rendered, plan: Any,
@@ -221,6 +223,11 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any,
             reads.append((node, shape, None))
     out_types = [(n.shape, n.dtype) for n in r.outputs]
     scatter = next(n for n in kernel.nodes if n.op == "setitem") if kernel.kind == "scatter" else None
+    dst: list[int] = []
+    region = 0
+    if scatter is not None:
+        dst = [r.dst[0]] + [r.dst[1][d] for d in r.dst[2]]
+        region = int(np.prod(scatter.params[1], dtype=np.int64)) * scatter.dtype.itemsize
 
     def bind(values: dict) -> tuple[list, list, tuple | None]:
         args = list(head)
@@ -236,12 +243,12 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any,
         outs = [buffers.empty(shape, dtype) for shape, dtype in out_types]  # owners of their memory
         args += [o if o.ndim else o.reshape(1) for o in outs]  # the kernel writes a 0-d result at [0]
         dest = None
-        if scatter is not None:
+        if scatter is not None:  # written through its storage as one flat array, in its memory order (render's dst)
             storage = np.asarray(resolve(scatter.args[0], values))
             storage = storage if scatter in plan.inplace else storage.copy(order="C" if scatter.layout is None else "K")
-            target = views.apply_chain(storage, scatter.params[0])
-            args.append(target if target.ndim else target.reshape(1))
-            dest = (scatter, storage, target.nbytes)
+            args.append(storage.reshape(-1) if scatter.layout is None else storage.ravel(order="K"))  # (a view)
+            args += dst
+            dest = (scatter, storage, region)
         return args, outs, dest
 
     return bind

@@ -51,6 +51,7 @@ class Rendered:
     # per read: None (a strided array) or (offset, strides, dims whose stride is an argument): the
     # storage as one flat array, indexed in the kernel (contiguous rows stay vectorizable)
     flat: list = field(default_factory=list)
+    dst: tuple | None = None  # an assignment's region in its flat destination: (offset, strides, dims)
 
 
 # -- scalar expressions ----------------------------------------------------------------
@@ -408,6 +409,7 @@ class _Ctx:
         return f"p{self.params.index(key)}"
 
     flat: dict = field(default_factory=dict)
+    dst: tuple | None = None
 
     def read(self, node: Node, shape: tuple[int, ...]) -> str:
         key = (node, shape)
@@ -445,7 +447,7 @@ def render(kernel: Kernel) -> Rendered:
         + [a for j in range(len(ctx.reads)) for a in _read_args(j, ctx.flat.get(j))] \
         + [f"out{i}" for i in range(len(outputs(kernel)))]
     if kernel.kind == "scatter":
-        args.append("dst")
+        args += ["dst", "od"] + [f"td_{d}" for d in ctx.dst[2]]
     if full:
         args.append("nthreads")
     sig = ", ".join(args)
@@ -460,7 +462,7 @@ def render(kernel: Kernel) -> Rendered:
         + "kernel_seq = njit(error_model='numpy', cache=True)(_kernel_seq)\n"
     )
     return Rendered(source, ctx.params, ctx.reads, outputs(kernel), full,
-                    [ctx.flat.get(j) for j in range(len(ctx.reads))])
+                    [ctx.flat.get(j) for j in range(len(ctx.reads))], ctx.dst)
 
 
 def _read_args(j: int, flat: tuple | None) -> list[str]:
@@ -630,12 +632,27 @@ def _render_elementwise(ctx: _Ctx) -> list[str]:
                 expr = ctx.param(val, node.dtype)
             else:
                 expr = _cast(_operand(ctx, val, space, var, inner), val.dtype, node.dtype)
-            inner.append(f"dst[{_index(space, space, var) if nd else '0'}] = {expr}")
+            inner.append(f"dst[{_dst_index(ctx, node, var)}] = {expr}")
         else:
             _node_expr(ctx, node, space, var, inner)
     for j, out in enumerate(outputs(k)):
         inner.append(f"out{j}[{_index(space, space, var) if nd else '0'}] = {ctx.names[out]}")
     return _loops(nd, inner, lines)
+
+
+def _dst_index(ctx: _Ctx, node: Node, var: Callable[[int], str]) -> str:
+    """Where an assignment writes: the destination's storage as one flat array in its memory order
+    (C, or the Fortran order a write into a Fortran-ordered input keeps: the assignment's layout; the
+    launcher copies it so, or writes into such a result in place), at the region's offset and strides;
+    strides other than 0 and an innermost 1 are arguments, as for reads."""
+    storage, chain = node.args[0], node.params[0]
+    shape, (offset, strides) = views.geometry(storage.dtype, storage.shape, node.layout, chain)
+    item = storage.dtype.itemsize
+    strides = tuple(st // item for st in strides)
+    runtime = tuple(d for d, t in enumerate(strides) if t != 0 and not (t == 1 and d == len(strides) - 1))
+    ctx.dst = (offset // item, strides, runtime)
+    terms = ["od"] + [var(d) if d not in runtime else f"{var(d)} * td_{d}" for d, t in enumerate(strides) if t != 0]
+    return "np.uint64(" + " + ".join(terms) + ")"
 
 
 def _loops(nd: int, inner: list[str], lines: list[str]) -> list[str]:

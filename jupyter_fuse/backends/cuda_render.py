@@ -54,7 +54,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..fuse import Kernel
+from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import fixed_comparison
 from .cpu_render import (MINMAX_HELPERS, SUPPORTED_DTYPES, CannotRender, exact_comparison, loop_dtypes,  # noqa: F401
@@ -721,8 +721,9 @@ def _render_reduce(ctx: _Ctx) -> CudaRendered:
     acc = {r: f"a{j}" for j, r in enumerate(reds)}
 
     def flat_index(r: Node) -> str:
+        """argmax/argmin's answer: the position along its axis, or in the flattened array."""
         axis = dict(r.params)["axis"]
-        return var(axis) if axis is not None else _flat(nd)
+        return var(axis) if axis is not None and reduce_axes(r) else _flat(nd)  # (axis 0 of a 0-d array: 0)
 
     def inits(pass_no: int) -> list[str]:
         out = []

@@ -1,8 +1,9 @@
 """The CuPy backend: fused CUDA kernels, device residency and the transfer ledger.
 
 Rendering lives in ``cuda_render``; this module decides where every value
-lives, compiles, caches and launches. Two backends share one base class, so
-they share every decision about what moves between host and device:
+lives, compiles, caches and launches. The backends share one base class, so
+they share every decision about what moves between host and device (and the
+GPU and the emulator share the argument list of a launch, ``_launch_fused``):
 
 * :class:`CupyBackend` runs on a GPU. Arrays read from the namespace are
   copied to the device the first time a kernel needs them (once per run);
@@ -19,6 +20,9 @@ they share every decision about what moves between host and device:
   kernels, compiles each one with NVRTC for ``sm_90`` (and the present
   device's architecture, if any) without launching, computes the values with
   the NumPy oracle, and keeps the ledger the real run would have kept.
+* ``cuda_emulate.EmulatedBackend`` (``--emulate``) needs no GPU either: the dry
+  run, with each kernel also compiled by the host C++ compiler and executed on
+  the CPU as a GPU would launch it, so the values are the CUDA kernels' own.
 
 Every transfer is one entry of ``report.transfers`` (direction, bytes,
 variable name, cause, line); ``report.bytes_h2d``/``bytes_d2h`` are the sums.
@@ -38,8 +42,7 @@ from typing import Any
 import numpy as np
 
 from .. import views
-from ..fuse import Kernel, Plan
-from ..guards import path_text
+from ..fuse import Kernel, Plan, reduce_axes
 from ..ir import Node
 from ..ops import CREATION, OPS, REDUCTIONS, family
 from .cuda_render import SUPPORTED_DTYPES, CannotRender, CudaRendered, param_value, render
@@ -100,10 +103,12 @@ def device_arch() -> str | None:
     return f"sm_{cupy.cuda.Device().compute_capability}"
 
 
-def compile_message(kernel: Kernel, source: str, log: str, arch: str) -> str:
-    """The error for a kernel that did not compile: its name, the offending lines, the log."""
+def compile_message(kernel: Kernel, source: str, log: str, arch: str, compiler: str = "NVRTC") -> str:
+    """The error for a kernel that did not compile: its name, the offending lines, the log
+    (NVRTC's ``kernel.cu(12): error`` and the host compiler's ``kernel.cu:12:5: error`` alike)."""
     lines = source.splitlines()
-    bad = sorted({int(m) for m in re.findall(r"\.cu\((\d+)\): (?:catastrophic )?error", log)})
+    found = re.findall(r"\.cu(?:\((\d+)\)|:(\d+):\d+): (?:catastrophic |fatal )?error", log)
+    bad = sorted({int(a or b) for a, b in found})
     shown: list[str] = []
     for n in bad[:5]:
         for i in range(max(1, n - 1), min(len(lines), n + 1) + 1):
@@ -112,7 +117,7 @@ def compile_message(kernel: Kernel, source: str, log: str, arch: str) -> str:
         shown.append("")
     at = f" (cell lines {', '.join(map(str, kernel.lines))})" if kernel.lines else ""
     return (f"CUDA kernel {kernel.name} ({kernel.kind}: {', '.join(n.op for n in kernel.nodes)}){at} "
-            f"failed to compile for {arch}:\n" + "\n".join(shown) + "\nNVRTC log:\n" + log)
+            f"failed to compile for {arch}:\n" + "\n".join(shown) + f"\n{compiler} log:\n" + log)
 
 
 # -- what runs where --------------------------------------------------------------------------
@@ -343,6 +348,7 @@ class _CudaBase:
         self._ledger: Ledger | None = None
         self._report: Any = None
         self._names: dict[int, str] = {}  # id(input array) -> its name, when no session knows it (a replay)
+        self.context: Any = None  # the cell's answers for the ledger (``attach``); None in a replay
 
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
@@ -368,10 +374,10 @@ class _CudaBase:
             self._ledger = Ledger(report)
         return self._ledger
 
-    def _session(self):
-        from ..session import active
-
-        return active()
+    def attach(self, context: Any) -> None:
+        """The cell this backend runs for: ``context`` (``capture.CellContext``) answers the ledger's
+        questions about it (``report``, ``input_name(host)``, ``holder(node)``, ``made_by(host)``)."""
+        self.context = context
 
     def replaying(self, report: Any, names: dict[int, str]) -> None:
         """A plan-cache replay runs no session: the report and the inputs' names come from the replay."""
@@ -380,28 +386,15 @@ class _CudaBase:
     def _input_name(self, host: Any) -> str | None:
         if id(host) in self._names:
             return self._names[id(host)]
-        s = self._session()
-        if s is None or s.namespace is None:
-            return None
-        for k, v in s.namespace.reads.items():
-            if v is host or (isinstance(v, np.ndarray) and _root(v) is host):
-                return k
-        path = s.tape.rec.roots.get(id(host)) if s.tape is not None else None  # `params['w']`
-        return path_text(path) if path is not None else None
+        return self.context.input_name(host) if self.context is not None else None
 
     def _holder(self, node: Node) -> str | None:
         """The cell variable whose array holds ``node`` (a fallback's result has no name of its own)."""
-        from ..trace import LazyArray
-
-        s = self._session()
-        if s is None or s.namespace is None:
-            return None
-        return next((k for k, v in dict.items(s.namespace) if isinstance(v, LazyArray) and v._buf.node is node), None)
+        return self.context.holder(node) if self.context is not None else None
 
     def _h2d_cause(self, node: Node, host: Any) -> tuple[str, str | None]:
         """Why a host value goes to the device: an input, or what a NumPy fallback made."""
-        s = self._session()
-        what = getattr(s, "eager_results", {}).get(id(host)) if s is not None else None
+        what = self.context.made_by(host) if self.context is not None else None
         if what is not None:
             if what.endswith("(a random draw)"):
                 what = what[:-len(" (a random draw)")]
@@ -413,7 +406,7 @@ class _CudaBase:
 
     def device_value(self, node: Node, values: dict, report: Any, kernel: Kernel | None = None) -> Any:
         """The device copy of a value a kernel reads (views resolved on the device)."""
-        if node.op == "view":  # through the storage: the real run copies whole inputs, once
+        if node.op == "view" and node not in values:  # through the storage: the real run copies whole inputs, once
             return self._view(self.device_value(node.args[0], values, report, kernel), node.params)
         value = values[node]
         if not isinstance(value, np.ndarray) or self._is_device(value):
@@ -446,7 +439,7 @@ class _CudaBase:
         if root is not value and id(root) in self._host and self._derivable(root):
             host = self._derive(self._host[id(root)][1], root, value)
         else:
-            report = self._report if self._report is not None else self._session().report
+            report = self._report if self._report is not None else self.context.report
             t0 = time.perf_counter()
             host = self._copy_d2h(value)  # (synchronous: it waits for the kernels before it, as Python does)
             self.ledger(report).add("d2h", value.nbytes, name, cause, line, fallback=fallback,
@@ -501,7 +494,6 @@ class _CudaBase:
                     values[node] = self._view(storage, _chain(node))
                 else:
                     resolve(node, values)
-        report.breaks.extend(plan.breaks)
         self._finish(report)
 
     def _storage_value(self, node: Node, values: dict) -> Any:
@@ -526,9 +518,8 @@ class _CudaBase:
                         if a.op != "const" else values[a] for a in node.args]
                 values[node] = as_result(node, run_node(node, args))
             read += sum(a.nbytes for a in node.args if a.op != "const" and a.dtype is not None)
-        report.kernels += 1
-        report.kernel_list.append(_entry(kernel, time.perf_counter() - t0, read, None, reason=reason,
-                                         route=", ".join(routes)))
+        e = _entry(kernel, time.perf_counter() - t0, read, None, reason=reason, route=", ".join(routes))
+        report.launched(e, e["time"])
 
     def _read(self, node: Node, values: dict) -> Any:
         """A value as it is stored (device or host), views resolved where the storage is."""
@@ -546,7 +537,8 @@ class _CudaBase:
             return self._single(kernel, values, report, f"could not render as CUDA: {e}")
         entry = self._compile(kernel, rendered, report)
         if not entry["compiled"]:
-            message = compile_message(kernel, rendered.source, entry["log"], entry.get("failed_arch", "?"))
+            message = compile_message(kernel, rendered.source, entry["log"], entry.get("failed_arch", "?"),
+                                      entry.get("compiler", "NVRTC"))
             if strict():
                 raise CudaCompileError(message)
             print(f"jupyter_fuse: {message}\n{kernel.name} runs on the CPU backend instead; the cell completes "
@@ -583,9 +575,72 @@ class _CudaBase:
         report.fallbacks.append({"line": kernel.lines[0] if kernel.lines else None, "op": kernel.name,
                                  "reason": "the CUDA kernel did not compile; it ran on the CPU backend"})
 
+    # -- a fused kernel's launch: on the GPU and in the emulator, one argument list -----------
+    def _launch_fused(self, kernel: Kernel, r: CudaRendered, plan: Any, values: dict, report: Any,
+                      entry: dict) -> None:
+        """Launch ``r``'s entries with the arguments ``cuda_render._signature`` declares: the shape, the
+        sizes, the scalars, each read with its element strides (a broadcast is stride 0), the outputs,
+        the scatter target with its strides, a full reduction's partials. ``self._xp`` makes the
+        arrays (CuPy on a GPU, NumPy in the emulator); ``_launch`` runs them."""
+        xp = self._xp
+        cfg = launch_config(kernel, r, self.sms)
+        args: list[Any] = [np.int64(d) for d in kernel.shape]
+        if r.mode == "ew":
+            args.append(np.int64(cfg["n"]))
+        else:
+            args += [np.int64(cfg["nout"]), np.int64(cfg["nred"])]
+            if r.mode == "full":
+                args.append(np.int64(cfg["nparts"]))
+        for node, dt in r.params:
+            v = param_value(node, dt)
+            args.append(np.uint8(bool(v)) if dt == np.bool_ else v)
+        nbytes: dict[Node, int] = {}
+        for node, shape in r.reads:
+            arr = self.device_value(node, values, report, kernel)
+            nbytes[node] = arr.nbytes
+            b = xp.broadcast_to(arr, shape) if shape else arr.reshape(())
+            args.append(b)
+            args += [np.int64(st // b.itemsize) for st in b.strides]
+        outs = [xp.empty(n.shape, n.dtype) for n in r.outputs]
+        args += outs
+        dest = None
+        if r.scatter:
+            node = next(n for n in kernel.nodes if n.op == "setitem")
+            storage = self.device_value(node.args[0], values, report, kernel)
+            storage = storage if node in plan.inplace else xp.array(storage, copy=True, order="C")
+            target = self._view(storage, node.params[0])
+            args.append(target)
+            args += [np.int64(st // target.itemsize) for st in target.strides]
+            dest = (node, storage)
+        if r.mode == "full":
+            for red, acc in r.reductions:
+                args.append(xp.empty(cfg["nparts"], acc))
+                if red.op in ("argmax", "argmin"):
+                    args.append(xp.empty(cfg["nparts"], np.int64))
+        t0 = time.perf_counter()
+        handle = self._launch(kernel, r, cfg, tuple(args))
+        elapsed = time.perf_counter() - t0
+        for node, arr in zip(r.outputs, outs):
+            values[node] = arr
+            self._mark(arr)
+        if dest is not None:
+            values[dest[0]] = dest[1]
+            self._mark(dest[1])
+        read, written = _kernel_bytes(kernel, r, nbytes)
+        e = _entry(kernel, elapsed, read, r.source, written=written, mode=r.mode, entries=r.entries,
+                   block=r.block, launch=cfg, **{k: v for k, v in entry.items() if k != "source"})
+        self._launched(report.launched(e, e["time"]), handle)
+
     # -- backend-specific -------------------------------------------------------------------
     def _is_device(self, value: Any) -> bool:
         raise NotImplementedError
+
+    def _launch(self, kernel: Kernel, r: CudaRendered, cfg: dict, args: tuple) -> Any:
+        """Run ``r``'s entries on ``cfg["grids"]`` with ``args``; returns what ``_launched`` records."""
+        raise NotImplementedError
+
+    def _launched(self, e: dict, handle: Any) -> None:
+        """The kernel's report entry ``e`` is made: add what the launch measured."""
 
     def _kept(self, value: Any) -> None:
         """``--keep`` leaves ``value`` on the device for later cells."""
@@ -742,10 +797,9 @@ class DryRunBackend(_CudaBase):
             self._mark(values[out])
         read, written = _kernel_bytes(kernel, r, {})
         cfg = launch_config(kernel, r)
-        report.kernels += 1
-        report.kernel_list.append(_entry(kernel, elapsed, read, r.source, written=written, mode=r.mode,
-                                         entries=r.entries, block=r.block, launch=cfg, dry_run=True,
-                                         **{k: v for k, v in entry.items() if k != "source"}))
+        e = _entry(kernel, elapsed, read, r.source, written=written, mode=r.mode, entries=r.entries,
+                   block=r.block, launch=cfg, dry_run=True, **{k: v for k, v in entry.items() if k != "source"})
+        report.launched(e, e["time"])
 
 
 # -- the real thing ---------------------------------------------------------------------------
@@ -760,8 +814,8 @@ class CupyBackend(_CudaBase):
         super().__init__(keep)
         import cupy
 
-        self._cp = cupy
-        self._sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+        self._cp = self._xp = cupy
+        self.sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
         self._events: list[tuple[dict, Any, Any]] = []
         self._roots: dict[int, tuple[Any, Any]] = {}  # id(device view) -> (view, root array)
 
@@ -796,22 +850,9 @@ class CupyBackend(_CudaBase):
         offset = value.data.ptr - root.data.ptr
         return np.ndarray(value.shape, value.dtype, buffer=host_root, offset=offset, strides=value.strides)
 
-    def wrap_device(self, s: Any, value: Any) -> Any:
-        """A CuPy array in the namespace (``--keep`` of an earlier cell) is an input already on the device."""
-        if not isinstance(value, self._cp.ndarray):
-            return None
-        from ..trace import Buffer, LazyArray
-
-        cached = s.wrapped.get(id(value))
-        if cached is not None:
-            return cached
-        buf = s.buffers.get(id(value))
-        if buf is None:
-            buf = s.buffers[id(value)] = Buffer(s.add_input(value), origin=value)
-            s.keepalive.append(value)
-        lz = LazyArray(s, buf, (), origin=value)
-        s.wrapped[id(value)] = lz
-        return lz
+    def is_device_array(self, value: Any) -> bool:
+        """A CuPy array (``--keep`` of an earlier cell): capture makes it an input already on the device."""
+        return isinstance(value, self._cp.ndarray)
 
     def apply_chain(self, base: Any, chain: tuple) -> Any:
         return device_apply_chain(base, chain) if self._is_device(base) else views.apply_chain(base, chain)
@@ -847,60 +888,20 @@ class CupyBackend(_CudaBase):
         return entry
 
     def _run_fused(self, kernel: Kernel, r: CudaRendered, plan: Any, values: dict, report: Any, entry: dict) -> None:
-        cp = self._cp
+        self._launch_fused(kernel, r, plan, values, report, entry)
+
+    def _launch(self, kernel: Kernel, r: CudaRendered, cfg: dict, args: tuple) -> tuple[Any, Any]:
         mod = _MODULES[r.source]
-        cfg = launch_config(kernel, r, self._sms)
-        args: list[Any] = [np.int64(d) for d in kernel.shape]
-        if r.mode == "ew":
-            args.append(np.int64(cfg["n"]))
-        else:
-            args += [np.int64(cfg["nout"]), np.int64(cfg["nred"])]
-            if r.mode == "full":
-                args.append(np.int64(cfg["nparts"]))
-        for node, dt in r.params:
-            v = param_value(node, dt)
-            args.append(np.uint8(bool(v)) if dt == np.bool_ else v)
-        nbytes: dict[Node, int] = {}
-        for node, shape in r.reads:
-            arr = self.device_value(node, values, report, kernel)
-            nbytes[node] = arr.nbytes
-            b = cp.broadcast_to(arr, shape) if shape else arr.reshape(())
-            args.append(b)
-            args += [np.int64(st // b.itemsize) for st in b.strides]
-        outs = [cp.empty(n.shape, n.dtype) for n in r.outputs]
-        args += outs
-        dest = None
-        if r.scatter:
-            node = next(n for n in kernel.nodes if n.op == "setitem")
-            storage = self.device_value(node.args[0], values, report, kernel)
-            storage = storage if node in plan.inplace else cp.array(storage, copy=True, order="C")
-            target = device_apply_chain(storage, node.params[0])
-            args.append(target)
-            args += [np.int64(st // target.itemsize) for st in target.strides]
-            dest = (node, storage)
-        if r.mode == "full":
-            for red, acc in r.reductions:
-                args.append(cp.empty(cfg["nparts"], acc))
-                if red.op in ("argmax", "argmin"):
-                    args.append(cp.empty(cfg["nparts"], np.int64))
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        t0 = time.perf_counter()
+        start, end = self._cp.cuda.Event(), self._cp.cuda.Event()
         start.record()
         for name, grid in zip(r.entries, cfg["grids"]):
             if grid:
-                mod.get_function(name)((grid,), (r.block,), tuple(args))
+                mod.get_function(name)((grid,), (r.block,), args)
         end.record()
-        elapsed = time.perf_counter() - t0
-        for node, arr in zip(r.outputs, outs):
-            values[node] = arr
-        if dest is not None:
-            values[dest[0]] = dest[1]
-        read, written = _kernel_bytes(kernel, r, nbytes)
-        report.kernels += 1
-        e = _entry(kernel, elapsed, read, r.source, written=written, mode=r.mode, entries=r.entries,
-                   block=r.block, launch=cfg, **{k: v for k, v in entry.items() if k != "source"})
-        report.kernel_list.append(e)
-        self._events.append((e, start, end))
+        return start, end
+
+    def _launched(self, e: dict, events: tuple[Any, Any]) -> None:
+        self._events.append((e, *events))
 
     def _finish(self, report: Any) -> None:
         """Device time per kernel from its CUDA events (one synchronization per plan)."""
@@ -916,10 +917,7 @@ def _render_check(node: Node) -> str | None:
     """None if a kernel holding just this node renders as CUDA; else why not."""
     kind = "reduce" if family(node.op) == "reduce" else "scatter" if node.op == "setitem" else "ew"
     shape = node.args[0].shape if kind == "reduce" else node.params[1] if kind == "scatter" else node.shape
-    axes: tuple[int, ...] = ()
-    if kind == "reduce":
-        axis = dict(node.params)["axis"]
-        axes = tuple(range(node.args[0].ndim)) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = reduce_axes(node) if kind == "reduce" else ()  # (as the partitioner: axis 0 of a 0-d array is none)
     k = Kernel("check", kind, shape, [node], axes=axes, phase={node: "red" if kind == "reduce" else "pro"},
                outputs=[node])
     try:

@@ -83,7 +83,7 @@ def resolve(node: Node, values: dict) -> Any:
 
 def execute_plan(plan: Any, values: dict, report: Any, run_kernel: Callable[[Any], None]) -> None:
     """The loop every backend shares: each kernel in order, values freed after their last
-    reader, views of kept values made real, and the plan's breaks into the report."""
+    reader, views of kept values made real (the session reports the plan's breaks)."""
     for kernel, free in zip(plan.kernels, plan.free_after):
         run_kernel(kernel)
         for node in free:
@@ -91,7 +91,6 @@ def execute_plan(plan: Any, values: dict, report: Any, run_kernel: Callable[[Any
     for node in plan.keep:
         if node.op == "view" and node not in values and node.storage() in values:
             resolve(node, values)
-    report.breaks.extend(plan.breaks)
 
 
 def run_on_numpy(kernel: Any, values: dict, report: Any, reason: str | None = None) -> None:
@@ -102,8 +101,7 @@ def run_on_numpy(kernel: Any, values: dict, report: Any, reason: str | None = No
         args = [resolve(a, values) for a in node.args]
         read += sum(a.nbytes for a in args if isinstance(a, np.ndarray))
         values[node] = as_result(node, run_node(node, args))
-    report.kernels += 1
-    report.kernel_list.append(kernel_entry(kernel, time.perf_counter() - t0, read, None, reason=reason))
+    report.launched(kernel_entry(kernel, 0.0, read, None, reason=reason), time.perf_counter() - t0)
 
 
 def kernel_entry(kernel: Any, elapsed: float, read: int, source: str | None, reason: str | None = None,

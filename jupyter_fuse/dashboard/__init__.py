@@ -16,16 +16,20 @@ from .mime import REPORT_MIME, ReportView, bundle, widgets_possible
 __all__ = ["show", "show_dashboard", "bundle", "ReportView", "HISTORY", "REPORT_MIME"]
 
 
-def show(report: Any, comparison: Any = None, quiet: bool = False, number: int | None = None) -> None:
-    """What the magic calls after a run: record it, display its panel (unless quiet), shout on mismatch."""
+def show(report: Any, comparison: Any = None, quiet: bool = False, number: int | None = None,
+         status: Any = None) -> None:
+    """What the magic calls after a run: record it, display its panel (unless quiet), shout on mismatch.
+    ``status``: the display handle of a progress line shown while the cell compiled; it is emptied."""
     HISTORY.record(report, number, comparison)
     if comparison is not None and not comparison.agree:  # never hidden, not even by -q
         print("jupyter_fuse --compare: RESULTS DIFFER FROM EAGER NUMPY:\n  " + "\n  ".join(comparison.mismatches),
               file=sys.stderr)
+    if status is not None:
+        status.update({"text/plain": ""}, raw=True)
     if not quiet:
         from IPython.display import display
 
-        display(ReportView(report, comparison))
+        display(ReportView(report, comparison, f"fuse-report-In{number}" if number else "fuse-report"))
 
 
 def dashboard_bundle(widget: bool | None = None) -> dict[str, Any]:

@@ -2,11 +2,15 @@
 
 The eager run goes first, on a copy of the namespace (arrays copied, aliases
 kept), so both runs start from the same state and only the fused run's
-results stay in the user's namespace. No UI imports here.
+results stay in the user's namespace. It does not use the plan cache: it is a
+reference, not a run of the user's to replay. What is checked is what the cell
+wrote: the names it assigns, mutates (``u[1:-1] = ...``, ``x += 1``,
+``x.sort()``, ``out=x``) or deletes, and its value. No UI imports here.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import io
@@ -19,7 +23,7 @@ import numpy as np
 
 from ..backends import BackendUnavailable
 from ..runner import KernelCountError
-from .stats import fmt_bytes, fmt_ms
+from .. import fmt
 
 _SKIP = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 _MISSING = object()
@@ -53,16 +57,23 @@ class Comparison:
 
     def checked_text(self) -> str:
         names = ", ".join(self.checked[:12]) + (" ..." if len(self.checked) > 12 else "")
-        return f"checked {len(self.checked)} value{'s' * (len(self.checked) != 1)}: {names or 'none'}"
+        return f"checked {fmt.plural(len(self.checked), 'value')}: {names or 'none'}"
 
     def rows(self) -> list[tuple[str, str, str]]:
         e, f = self.eager, self.fused
-        return [("kernels", str(e.kernels), str(f.kernels)),
-                ("bytes moved", fmt_bytes(e.bytes_moved), fmt_bytes(f.bytes_moved)),
-                ("kernel time", fmt_ms(e.times["run"]), fmt_ms(f.times["run"])),
-                ("cell time", fmt_ms(e.times["run"]), fmt_ms(f.times["total"])),  # eager pays no tracing
-                ("speedup, cell", "1.00x", f"{self.speedup:.2f}x"),
-                ("speedup, kernels", "1.00x", f"{self.kernel_speedup:.2f}x")]
+        return [("kernels", fmt.count(e.kernels), fmt.count(f.kernels)),
+                ("bytes moved", fmt.nbytes(e.bytes_moved), fmt.nbytes(f.bytes_moved)),
+                ("kernel time", fmt.seconds(e.times["run"]), fmt.seconds(f.times["run"])),
+                ("cell time", fmt.seconds(e.times["run"]), fmt.seconds(f.times["total"])),  # eager pays no tracing
+                ("speedup, cell", "1.00x", _times(self.speedup)),
+                ("speedup, kernels", "1.00x", _times(self.kernel_speedup))]
+
+    def chart_rows(self) -> list[tuple[str, float, float, Any]]:
+        """``(what, eager, fused, formatter)``: the three measures a fused-vs-eager chart draws."""
+        e, f = self.eager, self.fused
+        return [("kernels launched", e.kernels, f.kernels, fmt.count),
+                ("bytes moved", e.bytes_moved, f.bytes_moved, fmt.nbytes),
+                ("kernel time", e.times["run"], f.times["run"], fmt.seconds)]
 
     def lines(self) -> list[str]:
         head = (f"compare: agrees with eager NumPy ({self.checked_text()})" if self.agree else
@@ -72,6 +83,10 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         return {"agree": self.agree, "mismatches": self.mismatches, "checked": self.checked,
                 "speedup": _finite(self.speedup), "kernel_speedup": _finite(self.kernel_speedup), "eager": self.eager.to_dict(), "fused": self.fused.to_dict()}
+
+
+def _times(x: float) -> str:
+    return f"{x:.2f}x" if x == x else "?"
 
 
 def _ratio(a: float, b: float) -> float:
@@ -90,14 +105,14 @@ def compare_cell(run: Any, source: str, namespace: dict, backend: str, **options
     propagates (a mismatch is never hidden).
     """
     __tracebackhide__ = True
-    before = {k: v for k, v in namespace.items() if _user_value(k, v)}
+    written = written_names(source)
     eager_ns = _copy_namespace(namespace)
     eager_out = io.StringIO()
     eager_report, eager_error = None, None
     global_rng = np.random.get_state()
     with contextlib.redirect_stdout(eager_out):
         try:
-            eager_report = run(source, eager_ns, "numpy", fuse=False)
+            eager_report = run(source, eager_ns, "numpy", fuse=False, cache=False)
         except Exception as e:  # compared with the fused run's exception below
             eager_error = e
         finally:  # the fused run draws the same numbers, and leaves the state as NumPy would
@@ -119,18 +134,60 @@ def compare_cell(run: Any, source: str, namespace: dict, backend: str, **options
         mismatches = [f"eager NumPy raised {type(eager_error).__name__}: {eager_error}; the fused run did not"]
         return fused, Comparison(fused, eager_report, mismatches, [])
     c = Comparison(fused, eager_report)
-    for name in sorted(set(eager_ns) | set(namespace)):
+    for name in sorted(written):
         f, e = namespace.get(name, _MISSING), eager_ns.get(name, _MISSING)
+        if f is _MISSING and e is _MISSING:
+            continue  # deleted by both, or a function's local the walk saw
         if not _user_value(name, f if f is not _MISSING else e):
             continue
-        if before.get(name, _MISSING) is f and not isinstance(f, (np.ndarray, list, dict, set)):
-            continue  # the same immutable object as before the cell: nothing to check
         _check(c, name, f, e)
     _check(c, "(cell value)", fused.result, eager_report.result)
     if eager_out.getvalue() != fused_out.captured.getvalue():
         c.mismatches.append(f"printed output differs: eager {eager_out.getvalue()[:200]!r}, "
                             f"fused {fused_out.captured.getvalue()[:200]!r}")
     return fused, c
+
+
+_MUTATORS = {"sort", "fill", "resize", "put", "partition", "itemset", "setfield", "byteswap", "append", "extend",
+             "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard", "shuffle"}
+_WRITES_FIRST_ARG = {"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", "shuffle"}
+
+
+def written_names(source: str) -> set[str]:
+    """The names a cell writes: assigns (``=``, ``+=``, ``for``, ``with``, ``import``), mutates through an
+    index or attribute (``u[1:-1] = ...``), through a mutating method (``x.sort()``), an ``out=`` argument
+    or a NumPy function that writes its first argument (``np.copyto(x, ...)``), or deletes."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.update(_root(node))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
+                out.update(_root(func.value))
+            if isinstance(func, ast.Attribute) and func.attr in _WRITES_FIRST_ARG and node.args:
+                out.update(_root(node.args[0]))
+            for kw in node.keywords:
+                if kw.arg == "out":
+                    out.update(n for v in ast.walk(kw.value) if isinstance(v, ast.Name) for n in [v.id])
+    return out
+
+
+def _root(expr: ast.AST) -> set[str]:
+    """The variable an index/attribute chain starts from: ``a.b[1].c`` -> ``a``."""
+    while isinstance(expr, (ast.Subscript, ast.Attribute, ast.Starred)):
+        expr = expr.value
+    return {expr.id} if isinstance(expr, ast.Name) else set()
 
 
 def _check(c: Comparison, name: str, fused: Any, eager: Any) -> None:

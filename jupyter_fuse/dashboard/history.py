@@ -61,25 +61,31 @@ HISTORY = History()
 
 
 def session_summary(runs: list[CellRun]) -> str:
-    """One line over the session, e.g. ``3 cells · 41 ops -> 5 kernels · cache 1 hits / 1 misses · ...``."""
-    from .stats import as_dict, fmt_bytes
+    """One line over the session, e.g. ``3 cells · 41 ops -> 5 kernels · 1 replay, 1 miss · moved ...``."""
+    from .. import fmt
+    from .stats import as_dict
 
     if not runs:
         return "no %%fuse cell has run yet; this updates after each one"
     ds = [as_dict(r.report) for r in runs]
-    return (f"{len(runs)} cells · {sum(d['ops'] for d in ds)} ops -> {sum(d['kernels'] for d in ds)} kernels · "
-            f"cache {sum(d.get('cache') == 'hit' for d in ds)} hits / {sum(d.get('cache') == 'miss' for d in ds)} "
-            f"misses · moved {fmt_bytes(sum(d.get('bytes_moved', 0) for d in ds))} · transfers "
-            f"{fmt_bytes(sum(d.get('bytes_h2d', 0) + d.get('bytes_d2h', 0) for d in ds))}")
+    moved = fmt.nbytes(sum(d.get("bytes_moved", 0) for d in ds))
+    bus = sum(d.get("bytes_h2d", 0) + d.get("bytes_d2h", 0) for d in ds)
+    return (f"{fmt.plural(len(runs), 'cell')} · {fmt.plural(sum(d['ops'] for d in ds), 'op')} -> "
+            f"{fmt.plural(sum(d['kernels'] for d in ds), 'kernel')} · plan cache "
+            f"{fmt.plural(sum(d.get('cache') == 'hit' for d in ds), 'replay')}, "
+            f"{fmt.plural(sum(d.get('cache') == 'miss' for d in ds), 'miss', 'misses')} · moved {moved} · "
+            + (f"transfers {fmt.nbytes(bus)}" if bus else "no host<->device transfers"))
 
 
 def session_text(runs: list[CellRun]) -> str:
     """``text/plain`` of the dashboard: one line per cell."""
-    from .stats import as_dict, fmt_bytes, fmt_ms
+    from .. import fmt
+    from .stats import as_dict
 
     lines = [f"jupyter_fuse session: {session_summary(runs)}"]
     for r in runs:
         d = as_dict(r.report)
-        lines.append(f"  {r.label}  {d['ops']} ops -> {d['kernels']} kernels · cache {d.get('cache', 'off')} · "
-                     f"{fmt_ms(d['times'].get('total', 0.0))} · moved {fmt_bytes(d.get('bytes_moved', 0))}")
+        lines.append(f"  {r.label}  {fmt.plural(d['ops'], 'op')} -> {fmt.plural(d['kernels'], 'kernel')} · "
+                     f"cache {d.get('cache', 'off')} · {fmt.seconds(d['times'].get('total', 0.0))} · "
+                     f"moved {fmt.nbytes(d.get('bytes_moved', 0))}")
     return "\n".join(lines)

@@ -20,8 +20,9 @@ COMPARE_MIME = "application/vnd.jupyter-fuse.compare+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
-def bundle(report: Any, comparison: Any = None, widget: bool | None = None) -> dict[str, Any]:
-    """``{mime type: data}``. ``widget=None``: include the panel when a widget frontend may exist."""
+def bundle(report: Any, comparison: Any = None, widget: bool | None = None, name: str = "fuse-report") -> dict[str, Any]:
+    """``{mime type: data}``. ``widget=None``: include the panel when a widget frontend may exist;
+    ``name``: the panel's default export file name."""
     data: dict[str, Any] = {
         "text/plain": text.render(report, comparison),
         "text/html": html.render(report, comparison),
@@ -34,7 +35,7 @@ def bundle(report: Any, comparison: Any = None, widget: bool | None = None) -> d
     if widget:
         from .panel import build_panel
 
-        data[WIDGET_MIME] = build_panel(report, comparison)._repr_mimebundle_()[WIDGET_MIME]
+        data[WIDGET_MIME] = build_panel(report, comparison, name)._repr_mimebundle_()[WIDGET_MIME]
     return data
 
 
@@ -56,8 +57,8 @@ def widgets_possible() -> bool:
 class ReportView:
     """A displayable wrapper: ``display(ReportView(report))`` shows the panel bundle."""
 
-    def __init__(self, report: Any, comparison: Any = None) -> None:
-        self.report, self.comparison = report, comparison
+    def __init__(self, report: Any, comparison: Any = None, name: str = "fuse-report") -> None:
+        self.report, self.comparison, self.name = report, comparison, name
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return bundle(self.report, self.comparison)
+        return bundle(self.report, self.comparison, name=self.name)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import fmt
+from ..report import break_reason, summary_line
 from . import stats
 
 MAX_KERNELS = 8  # a 40-kernel eager cell should not flood a terminal
@@ -16,35 +18,27 @@ MAX_KERNELS = 8  # a 40-kernel eager cell should not flood a terminal
 def render(report: Any, comparison: Any = None) -> str:
     d = stats.as_dict(report)
     h = stats.headline(d)
-    lines = [_summary(report, d)]
-    lines.append(f"  bytes moved {stats.fmt_bytes(h['moved'])} (eager NumPy {stats.fmt_bytes(h['eager'])}, "
-                 f"saved by fusion {stats.fmt_bytes(h['saved'])}) · total {stats.fmt_ms(h['total'])}")
-    if d.get("cache", "off") != "off":
-        lines.append(f"  {h['cache']}")
+    lines = [summary_line(d), f"  {stats.moved_text(h)}"]
     rows = stats.kernel_rows(d)
     for k in rows[:MAX_KERNELS]:
-        lines.append(f"  {k['name']}: {k['ops']} (line {','.join(map(str, k['lines'])) or '?'}) "
-                     f"{stats.fmt_bytes(k['bytes_in'])} in, {stats.fmt_bytes(k['bytes_out'])} out, "
-                     f"{stats.fmt_ms(k['time'])}")
+        lines.append(f"  {k['label']}: {k['ops']} ({fmt.lines(k['lines']) or 'line ?'}) "
+                     f"{fmt.nbytes(k['bytes_in'])} in, {fmt.nbytes(k['bytes_out'])} out, {fmt.seconds(k['time'])}")
     if len(rows) > MAX_KERNELS:
-        lines.append(f"  ... {len(rows) - MAX_KERNELS} more kernels")
+        lines.append(f"  ... {fmt.plural(len(rows) - MAX_KERNELS, 'more kernel')}")
     reasons: dict[str, int] = {}
     for b in d.get("breaks", []):
-        reasons[b["reason"]] = reasons.get(b["reason"], 0) + 1
-    lines += [f"  break{f' x{n}' if n > 1 else ''}: {r}" for r, n in reasons.items()]
+        reason = break_reason(d, b)
+        reasons[reason] = reasons.get(reason, 0) + 1
+    lines += [f"  break{f' ×{n}' if n > 1 else ''}: {r}" for r, n in reasons.items()]
     lines += [f"  fallback (line {f['line']}): {f['op']}: {f['reason']}" for f in d.get("fallbacks", [])]
     lines += [f"  sync (line {s['line']}): {s['cause']}" for s in d.get("syncs", [])]
     if d.get("transfers"):
         lines.append(f"  {stats.transfers_note(d)}")
     for g in stats.guard_rows(d):
-        if g["failed"]:
-            lines.append(f"  guard failed: {g['text']}: {g['old']} -> {g['new']}")
+        if g["changed"]:
+            lines.append(f"  changed since the last plan: {g['text']}: {g['old']} -> {g['new']}")
+    if stats.time_note(d):
+        lines.append(f"  {stats.time_note(d)}")
     if comparison is not None:
         lines += ["  " + line for line in comparison.lines()]
     return "\n".join(lines)
-
-
-def _summary(report: Any, d: dict) -> str:
-    if hasattr(report, "summary"):
-        return report.summary()
-    return f"fuse[{stats.backend_label(d)}]: {d['ops']} ops -> {d['kernels']} kernels"

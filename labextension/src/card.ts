@@ -1,20 +1,30 @@
 /**
  * The report card: a compact DOM view of one Report, shown by the MIME
- * renderer. Text only (textContent), so it is safe for untrusted notebooks.
+ * renderer (and in place of a panel whose widget is gone, see fallback.ts).
+ * Text only (textContent), so it is safe for untrusted notebooks. Colours come
+ * from JupyterLab's theme variables (style/base.css). A kernel row names its
+ * cell lines in `data-fuse-lines`: clicking it highlights them (highlight.ts).
  */
 import {
   backendLabel,
   breakLines,
+  FIRST_RUN,
+  cachePhrase,
   formatBytes,
   formatLines,
+  formatRate,
   formatSeconds,
+  kernelLabel,
   opsToKernels,
   plural,
+  runStatus,
+  sharesText,
   totalSeconds
 } from './format';
-import { IFuseReport } from './types';
+import { IFuseReport, LINES_ATTR } from './types';
 
 export const CARD_CLASS = 'jp-FuseCard';
+const PHASES = ['load', 'guard', 'trace', 'plan', 'compile', 'run'];
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -39,7 +49,7 @@ function stat(label: string, value: string, cls = ''): HTMLElement {
 
 /** The card for a readable report. */
 export function renderCard(r: IFuseReport): HTMLElement {
-  const card = el('div', CARD_CLASS);
+  const card = el('div', `${CARD_CLASS} jp-mod-${runStatus(r)}`);
   card.dataset.kernels = String(r.kernels);
   card.dataset.ops = String(r.ops);
 
@@ -51,20 +61,26 @@ export function renderCard(r: IFuseReport): HTMLElement {
   card.append(head);
 
   const stats = el('div', 'jp-FuseCard-stats');
-  stats.append(
-    stat('cache', r.cache, `jp-FuseCache-${r.cache.replace(/[^a-z0-9-]/gi, '')}`),
-    stat('time', formatSeconds(totalSeconds(r))),
-    stat('moved', formatBytes(r.bytes_moved))
-  );
+  if (r.cache !== 'off') {
+    stats.append(stat('cache', cachePhrase(r), `jp-FuseCache-${r.cache.replace(/[^a-z0-9-]/gi, '')}`));
+  }
+  stats.append(stat('total', formatSeconds(totalSeconds(r))), stat('moved', formatBytes(r.bytes_moved)));
   if (r.bytes_h2d || r.bytes_d2h) {
     stats.append(stat('h2d', formatBytes(r.bytes_h2d)), stat('d2h', formatBytes(r.bytes_d2h)));
   }
-  for (const phase of ['trace', 'compile', 'run']) {
-    if (r.times[phase]) {
-      stats.append(stat(phase, formatSeconds(r.times[phase])));
+  card.append(stats);
+
+  const phases = el('div', 'jp-FuseCard-stats jp-FuseCard-phases');
+  for (const phase of PHASES) {
+    if (phase in r.times && (phase !== 'load' || r.times.load)) {
+      phases.append(stat(phase === 'load' ? 'first use' : phase, formatSeconds(r.times[phase])));
     }
   }
-  card.append(stats);
+  phases.append(stat('time went to', sharesText(r)));
+  if (r.options?.dry_run) {
+    phases.append(stat('note', 'dry run: times are NumPy\u2019s on the host'));
+  }
+  card.append(phases);
 
   if (r.error) {
     card.append(el('div', 'jp-FuseCard-error', `error: ${r.error}`));
@@ -72,17 +88,22 @@ export function renderCard(r: IFuseReport): HTMLElement {
 
   if (r.kernel_list.length) {
     const details = el('details', 'jp-FuseCard-kernels');
-    details.append(el('summary', '', plural(r.kernel_list.length, 'kernel')));
+    details.append(el('summary', '', `${plural(r.kernel_list.length, 'kernel')} (click one to see its lines)`));
     const table = el('table', '');
     const shown = r.kernel_list.slice(0, 50);
     for (const k of shown) {
-      const row = el('tr', '');
+      const row = el('tr', 'jp-FuseCard-kernel');
+      row.setAttribute(LINES_ATTR, k.lines.join(','));
+      row.tabIndex = 0;
+      row.title = `highlight ${formatLines(k.lines) || 'its lines'} in the cell`;
+      const moved = k.bytes_read + k.bytes_written;
       row.append(
-        el('td', 'jp-FuseCard-kname', k.name),
+        el('td', 'jp-FuseCard-kname', kernelLabel(k)),
         el('td', 'jp-FuseCard-kops', k.ops.join(', ')),
         el('td', '', formatLines(k.lines)),
         el('td', '', `${formatBytes(k.bytes_read)} in, ${formatBytes(k.bytes_written)} out`),
-        el('td', '', formatSeconds(k.time))
+        el('td', '', formatSeconds(k.time)),
+        el('td', '', k.time > 0 && moved ? formatRate(moved / k.time) : '')
       );
       table.append(row);
     }
@@ -103,8 +124,12 @@ export function renderCard(r: IFuseReport): HTMLElement {
   for (const s of r.syncs) {
     notes.push(`sync${typeof s.line === 'number' ? ` (line ${s.line})` : ''}: ${s.cause}`);
   }
-  for (const m of r.miss_reasons) {
-    notes.push(`cache miss: ${m}`);
+  if (r.cache === 'unreplayable' || r.cache === 'miss') {
+    for (const m of new Set(r.miss_reasons)) {
+      if (!m.startsWith(FIRST_RUN)) {
+        notes.push(`plan cache: ${m}`); // a first run is said once, in the cache stat
+      }
+    }
   }
   if (notes.length) {
     const ul = el('ul', 'jp-FuseCard-notes');

@@ -3,21 +3,32 @@
  * The MIME card is a separate entry point (mime.ts).
  */
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { BadgeView } from './badge';
+import { installWidgetFallback } from './fallback';
+import { highlightOnClick } from './highlight';
 import { FuseRegistry } from './model';
 import { FuseSidebar, SIDEBAR_ID } from './sidebar';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyter-fuse:plugin',
-  description: 'Badges on %%fuse cells and a sidebar of fused cells.',
+  description: 'Badges on %%fuse cells, a sidebar of fused cells, line highlights, reports in reopened notebooks.',
   autoStart: true,
   requires: [INotebookTracker],
   optional: [ILayoutRestorer],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker, restorer: ILayoutRestorer | null) => {
     const registry = new FuseRegistry(tracker);
     const sidebar = new FuseSidebar();
+
+    // Before a notebook renders its outputs: a panel whose widget is gone shows its report instead.
+    const prepare = (panel: NotebookPanel) => {
+      installWidgetFallback(panel.content.rendermime);
+      const highlighter = highlightOnClick(panel);
+      panel.disposed.connect(() => highlighter.dispose());
+    };
+    tracker.widgetAdded.connect((_, panel) => prepare(panel));
+    tracker.forEach(prepare);
 
     registry.added.connect((_, model) => {
       const badges = new BadgeView(model);

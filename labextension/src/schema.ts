@@ -124,13 +124,17 @@ function readReport(data: unknown): IFuseReport {
   }
   const kernelList = list(d, 'kernel_list', (v, i): IKernelInfo => {
     const k = entry('kernel_list', v, i);
+    const launches = k.launches;
     return {
       name: str(k, 'name', `k${i}`),
+      kind: str(k, 'kind', ''),
       ops: Array.isArray(k.ops) ? k.ops.map(String) : [],
       lines: numbers(k.lines),
       bytes_read: num(k, 'bytes_read', 0),
       bytes_written: num(k, 'bytes_written', 0),
-      time: num(k, 'time', 0)
+      time: num(k, 'time', 0),
+      launches: typeof launches === 'number' && Number.isInteger(launches) && launches > 0 ? launches : 1,
+      fallback: k.fallback === undefined || k.fallback === null ? null : String(k.fallback)
     };
   });
   const breaks = list(d, 'breaks', (v, i): IBreakInfo => {
@@ -182,6 +186,8 @@ function readReport(data: unknown): IFuseReport {
     miss_reasons: list(d, 'miss_reasons', v => String(v)),
     source: str(d, 'source', ''),
     error: d.error === undefined || d.error === null ? null : String(d.error),
-    options: isObject(d.options) ? { ...d.options, dry_run: d.options.dry_run === true } : {}
+    options: isObject(d.options)
+      ? { ...d.options, dry_run: d.options.dry_run === true, fuse: d.options.fuse !== false }
+      : {}
   };
 }

@@ -6,16 +6,27 @@
 /** The MIME type the %%fuse magic displays its report under. */
 export const MIME_TYPE = 'application/vnd.jupyter-fuse.report+json';
 
+/** On an element that names cell lines (`"2,3"`): clicking it highlights them in the cell. */
+export const LINES_ATTR = 'data-fuse-lines';
+
 /** The report schema versions this extension can read. */
 export const SUPPORTED_SCHEMAS: readonly number[] = [1];
 
 export interface IKernelInfo {
   name: string;
+  /** `ew`, `reduce`, ..., `eager` for a call that ran outside the trace */
+  kind: string;
   ops: string[];
+  /** cell lines, as the editor numbers them */
   lines: number[];
   bytes_read: number;
   bytes_written: number;
+  /** seconds, all launches together */
   time: number;
+  /** how many times it ran (a loop's kernel is one entry); 1 when absent */
+  launches: number;
+  /** why it ran as plain NumPy, for a fallback */
+  fallback: string | null;
 }
 
 export interface IBreakInfo {
@@ -54,8 +65,8 @@ export interface IFuseReport {
   miss_reasons: string[];
   source: string;
   error: string | null;
-  /** the options the cell ran with (`dry_run`: CUDA compiled, computed on the host) */
-  options?: { dry_run?: boolean; [option: string]: unknown };
+  /** the options the cell ran with (`dry_run`: CUDA compiled, computed on the host; `fuse`) */
+  options?: { dry_run?: boolean; fuse?: boolean; [option: string]: unknown };
 }
 
 /** The result of reading a report: the report, or a message a person can read. */

@@ -1,9 +1,12 @@
 """The cupy backend without a GPU: every kernel shape and dtype rendered as CUDA and compiled by NVRTC
-(``--dry-run``), results against NumPy, and the transfer ledger a real run would keep.
+(``--dry-run``), and executed on the CPU (``--emulate``), results against NumPy, and the transfer
+ledger a real run would keep.
 
-Strict mode (tests/conftest.py) turns a kernel that fails to render or compile into a test failure,
-so a rendering bug fails CI although CI has no GPU. The GPU twins of these tests are in
-test_cuda_gpu.py.
+Every test runs in both modes (the ``cuda`` fixture; ``CUDA`` holds the mode's ``run_cell``
+options) unless it is about one of them (``@dry_run_only``). Under ``--emulate`` the values are the
+CUDA kernels' own, so a wrong index, cast or reduction tree fails here although CI has no GPU.
+Strict mode (tests/conftest.py) turns a kernel that fails to render or compile into a test failure.
+The GPU twins of these tests are in test_cuda_gpu.py; test_cuda_emulate.py has the emulator's own.
 """
 
 from __future__ import annotations
@@ -17,23 +20,58 @@ import jupyter_fuse as jf
 from jupyter_fuse.backends import BackendUnavailable, cuda_available, get_backend
 from jupyter_fuse.backends import cupy as jc
 from jupyter_fuse.backends import cuda_render
+from jupyter_fuse.backends.cuda_emulate import EMULATED
 
-DRY = dict(backend="cupy", dry_run=True)
+MODES = {"dry_run": {"dry_run": True}, "emulate": {"emulate": True}}
+CUDA: dict = {}  # the running test's mode: run_cell's options
+
+
+def dry_run_only(test):
+    """A test about the dry run itself (or about no mode): it runs once."""
+    test.dry_run_only = True
+    return test
+
+
+def pytest_generate_tests(metafunc):
+    modes = ["dry_run"] if getattr(metafunc.function, "dry_run_only", False) else list(MODES)
+    metafunc.parametrize("cuda", modes, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def cuda(request):
+    CUDA.clear()
+    CUDA.update(MODES[request.param])
+    return request.param
 
 
 def dry(src: str, setup: str, **kw):
-    """check() on the dry run: results are NumPy's, every fused kernel compiled for sm_90."""
-    f = check(src, setup, **DRY, **kw)
+    """check() on the dry run (results are NumPy's) or the emulator (results are the CUDA kernels'):
+    every fused kernel compiled for sm_90 (and, emulated, for the host and run there)."""
+    f = check(src, setup, backend="cupy", **CUDA, **kw)
     assert f.report is not None, f"the cell raised: {f.error!r}"
     fused = [k for k in f.report.kernel_list if k.get("source")]
     for k in fused:
         assert k["compiled"] is True and "sm_90" in k["archs"], k
         assert k["source"].lstrip().startswith("#define BLOCK")
+        if CUDA.get("emulate"):
+            assert k["runs_on"] == EMULATED and k["emulation_time"] >= 0 and "host" in k["archs"], k
     return f
 
 
 def fused_kernels(f) -> list[dict]:
     return [k for k in f.report.kernel_list if k.get("source")]
+
+
+def edit_source(monkeypatch, old: str, new: str, count: int = -1) -> None:
+    """Every kernel rendered from now on (in this test) has ``old`` replaced by ``new``: a broken kernel."""
+    real = cuda_render.render
+
+    def edited(kernel):
+        r = real(kernel)
+        r.source = r.source.replace(old, new, count)
+        return r
+
+    monkeypatch.setattr(jc, "render", edited)
 
 
 # -- every op and dtype -------------------------------------------------------------------------
@@ -174,6 +212,15 @@ h[::2] *= 2
     assert any("dst[" in k["source"] for k in fused_kernels(f))
 
 
+def test_a_0d_array_reduces_over_axis_0():  # issue 12 item 16: NumPy takes axis 0 (or -1) of a 0-d array
+    dry("t = a.max(axis=0)\nu = a.argmax(axis=0)\nv = a.sum(axis=-1)\nw = (a * 2).min(axis=0, keepdims=True)",
+        "a = np.array(2, np.uint8)")
+
+
+def test_a_view_memoized_at_a_sync_is_read_after_its_storage_was_freed():  # issue 12 item 17
+    dry("a += 1; y = a * 3; a = a - 3; print(a)", "a = np.arange(20.).reshape(4, 5)")
+
+
 # -- kernel counts of the canonical programs (CUDA kernels are not staged: see the module docstring) --
 
 CUDA_PROGRAMS = {
@@ -198,7 +245,7 @@ def test_kernel_counts(name):
 # -- the transfer ledger ------------------------------------------------------------------------
 
 def ledger(src: str, ns: dict, **kw) -> jf.Report:
-    return jf.run_cell(src, ns, backend="cupy", dry_run=True, **kw)
+    return jf.run_cell(src, ns, backend="cupy", **CUDA, **kw)
 
 
 def rows(report) -> list[tuple]:
@@ -213,7 +260,7 @@ def test_inputs_go_once_results_come_back_once():
     assert sorted((d, n, c) for d, b, n, c in rows(r) if d == "d2h") == [
         ("d2h", "a", "result"), ("d2h", "b", "result"), ("d2h", "c", "result")]
     assert r.bytes_h2d == 8000 and r.bytes_d2h == 8000 + 8000 + 8
-    assert "h2d 7.8 KiB" in r.summary()
+    assert "h2d 7.81 KiB" in r.summary()
 
 
 def test_syncs_copy_back_at_their_line_and_only_once():
@@ -298,6 +345,13 @@ def test_untraced_calls_with_a_cupy_twin_match_numpy_on_the_device(src):
     assert routes and all(r.endswith("(on the device)") for r in routes), routes
 
 
+# A NumPy call writing into a device array through a positional out= writes a host copy of it, which the
+# tracer does not see as a write (issue 12 item 2): a GPU run leaves `o` unchanged, and so does the
+# emulator (the dry run's "device" arrays are the host arrays, which hides it).
+POSITIONAL_OUT = ("o = x * 0\nr = y.cumsum(0, None, o)\nr[0] = 7.0\nz = o + 1",
+                  "o = x * 0\nr = np.cumsum(y, 0, None, o)\nz = o + 1")
+
+
 @pytest.mark.parametrize("src", [
     "r = np.repeat(y, i % 2)",  # repeats as an array: CuPy takes ints and sequences only
     "r = np.repeat(y, np.True_)",  # a NumPy bool: neither an int nor an integer dtype to CuPy
@@ -306,19 +360,22 @@ def test_untraced_calls_with_a_cupy_twin_match_numpy_on_the_device(src):
     "r = np.outer(y, (1, 2))", "r = np.outer(3, y)",  # CuPy ravels both: arrays only
     "r = np.bincount(i, weights=(1, 2, 3, 4))",
     "d = np.diff(y, n=0)\nd[0] = 100.0\nz = y + 0",  # NumPy hands back y itself
-    "o = x * 0\nr = y.cumsum(0, None, o)\nr[0] = 7.0\nz = o + 1",  # out= by position
-    "o = x * 0\nr = np.cumsum(y, 0, None, o)\nz = o + 1",
+    *POSITIONAL_OUT,  # out= by position
     "k = np.searchsorted(y, [0.5, 1.0])",  # a list: CuPy refuses it
     "s = np.sort(y, kind='stable')",  # a keyword CuPy lacks
     "e = np.bincount(i[:0] * 1, weights=y[:0])",  # empty: int64 in NumPy, whatever the weights
     "c = np.cross(y.reshape(2, 2), (y * 2).reshape(2, 2))",
 ])
-def test_untraced_calls_cupy_would_take_differently_run_as_numpy(src):
+def test_untraced_calls_cupy_would_take_differently_run_as_numpy(src, request):
+    if src in POSITIONAL_OUT and CUDA.get("emulate"):
+        request.applymarker(pytest.mark.xfail(strict=True, reason="a positional out= into a device array is lost "
+                                              "(as on a GPU): issue 12 item 2"))
     f = dry("y = x * 2\ni = np.arange(4)\n" + src, "x = np.arange(4.0)")
     routes = [k.get("route") for k in f.report.kernel_list if k.get("fallback")]
     assert routes in ([None], ["cupy.bincount (on the device)"], ["cupy.cross (on the device)"]), routes
 
 
+@dry_run_only
 def test_a_cell_that_reads_nothing_replays():
     ns: dict = {}
     assert [jf.run_cell("a = 1 + 2\nprint(a)", ns, "cpu").cache for _ in range(2)] == ["miss", "hit"]
@@ -356,7 +413,7 @@ def test_object_and_string_arrays_fall_back_with_the_reason():
 @pytest.mark.parametrize("backend", ["numpy", "cpu", "cupy"])
 def test_a_cell_of_only_untraced_arrays_still_says_why(backend):
     ns = {"np": np, "o": np.array([1, "a"], dtype=object), "s": np.array(["x", "y"])}
-    r = jf.run_cell("o2 = o * 2\ns2 = s.copy()", ns, backend=backend, dry_run=backend == "cupy")
+    r = jf.run_cell("o2 = o * 2\ns2 = s.copy()", ns, backend=backend, **(CUDA if backend == "cupy" else {}))
     assert [(f["line"], f["op"]) for f in r.fallbacks] == [(1, "o"), (2, "s")]
     assert "dtype object, which is not traced" in r.fallbacks[0]["reason"]
     assert list(ns["o2"]) == [2, "aa"] and list(ns["s2"]) == ["x", "y"]
@@ -396,31 +453,25 @@ def fused_kernels_r(r) -> list[dict]:
     return [k for k in r.kernel_list if k.get("source")]
 
 
-def test_dry_run_keep_ledger_is_the_real_ones():  # (test_cuda_gpu's --keep test, without a GPU)
+def test_keep_ledger_is_the_real_ones():  # (test_cuda_gpu's --keep test, without a GPU)
     ns = {"np": np, "x": np.random.default_rng(0).random(1000)}
-    first = jf.run_cell("y = np.sin(x) * 2", ns, backend="cupy", dry_run=True, keep=True)
+    first = jf.run_cell("y = np.sin(x) * 2", ns, backend="cupy", **CUDA, keep=True)
     assert [(t["direction"], t["name"]) for t in first.transfers] == [("h2d", "x")]
-    second = jf.run_cell("z = y + 1\ny *= 3", ns, backend="cupy", dry_run=True, keep=True)
+    second = jf.run_cell("z = y + 1\ny *= 3", ns, backend="cupy", **CUDA, keep=True)
     assert second.transfers == []  # y is on the device already; z and y stay there
     np.testing.assert_allclose(ns["z"], np.sin(ns["x"]) * 2 + 1)
     np.testing.assert_allclose(ns["y"], np.sin(ns["x"]) * 6)
-    third = jf.run_cell("w = z.sum()", ns, backend="cupy", dry_run=True)
+    third = jf.run_cell("w = z.sum()", ns, backend="cupy", **CUDA)
     assert [(t["direction"], t["name"]) for t in third.transfers] == [("d2h", "w")] and type(ns["w"]) is np.float64
     ns["y"] = ns["y"].copy()  # a new array in the namespace: on the host, as a real run would see it
-    fourth = jf.run_cell("v = y * 2", ns, backend="cupy", dry_run=True)
+    fourth = jf.run_cell("v = y * 2", ns, backend="cupy", **CUDA)
     assert [t["direction"] for t in fourth.transfers] == ["h2d", "d2h"]
 
 
+@dry_run_only  # (test_cuda_emulate.py: what the host compiler rejects)
 def test_a_kernel_that_does_not_compile_runs_on_the_cpu_and_says_why(monkeypatch, capsys):
     monkeypatch.delenv("JUPYTER_FUSE_STRICT", raising=False)
-    real = cuda_render.render
-
-    def broken(kernel):
-        r = real(kernel)
-        r.source = r.source.replace("sin(", "no_such_function(")
-        return r
-
-    monkeypatch.setattr(jc, "render", broken)
+    edit_source(monkeypatch, "sin(", "no_such_function(")
     x = np.random.default_rng(0).random(100)
     ns = {"np": np, "x": x}
     r = jf.run_cell("y = np.sin(x) * 2 + 1", ns, backend="cupy", dry_run=True)
@@ -443,18 +494,12 @@ def test_a_kernel_that_does_not_compile_runs_on_the_cpu_and_says_why(monkeypatch
 
 
 def test_a_compile_error_is_an_error_in_strict_mode(monkeypatch):
-    real = cuda_render.render
-
-    def broken(kernel):
-        r = real(kernel)
-        r.source = r.source.replace("cos(", "cos((")
-        return r
-
-    monkeypatch.setattr(jc, "render", broken)
+    edit_source(monkeypatch, "cos(", "cos((")
     with pytest.raises(jc.CudaCompileError, match="k0"):
-        jf.run_cell("y = np.cos(x)", {"np": np, "x": np.zeros(3)}, backend="cupy", dry_run=True)
+        jf.run_cell("y = np.cos(x)", {"np": np, "x": np.zeros(3)}, backend="cupy", **CUDA)
 
 
+@dry_run_only
 @pytest.mark.skipif(cuda_available(), reason="a CUDA device is present")
 def test_cupy_without_a_device_names_dry_run_and_cpu():
     with pytest.raises(BackendUnavailable, match=r"-b cpu.*--dry-run"):
@@ -465,6 +510,7 @@ def test_cupy_without_a_device_names_dry_run_and_cpu():
         get_backend("numpy", keep=True)
 
 
+@dry_run_only
 def test_sample_in_the_docstring_is_what_the_renderer_emits():
     r = ledger("y = np.sin(x) ** 2 + c", {"np": np, "x": np.zeros(10)[::2], "c": 1.5})
     (k,) = r.kernel_list
@@ -476,7 +522,8 @@ def test_sample_in_the_docstring_is_what_the_renderer_emits():
 
 
 def test_the_gpu_benchmark_programs_compile_and_skip_cleanly_without_a_device():
-    """bench/gpu.py: its cells compile offline (small sizes), and without a GPU it says so and exits 0."""
+    """bench/gpu.py: its cells compile offline and run emulated (small sizes), against NumPy; without a
+    GPU the script says so and exits 0."""
     import subprocess
     import sys
     from pathlib import Path
@@ -491,10 +538,9 @@ def test_the_gpu_benchmark_programs_compile_and_skip_cleanly_without_a_device():
     assert set(programs) == set(bench.OUTPUTS) == set(data)
     for name, src in programs.items():
         ns = {"np": np, **{k: (v[:1000] if name == "sincos" else v) for k, v in data[name].items()}}
-        r = jf.run_cell(src, ns, backend="cupy", dry_run=True)
-        assert all(k["compiled"] for k in fused_kernels_r(r)), name
-        assert r.bytes_h2d > 0 and r.bytes_d2h > 0
-    if not cuda_available():
+        f = dry(src, lambda: {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in ns.items()})
+        assert f.report.bytes_h2d > 0 and f.report.bytes_d2h > 0, name
+    if not cuda_available() and "dry_run" in CUDA:
         out = subprocess.run([sys.executable, str(root / "bench" / "gpu.py")], capture_output=True, text=True,
                              timeout=120)
         assert out.returncode == 0 and "no usable CUDA device" in out.stdout

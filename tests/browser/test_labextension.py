@@ -57,7 +57,12 @@ def build_notebook(dest: Path) -> None:
     for cell in nb.cells:  # run it fresh
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    for src, tag in PROBE_CELLS:
+    write_with_cells(nb, PROBE_CELLS, dest)
+
+
+def write_with_cells(nb, cells: list[tuple[str, str | None]], dest: Path) -> None:
+    """Append code cells ``(source, tag or None)`` to ``nb`` and write it for the python3 kernel."""
+    for src, tag in cells:
         cell = nbformat.v4.new_code_cell(src)
         if tag:
             cell.metadata["tags"] = [tag]
@@ -172,8 +177,18 @@ def test_jupyterlab_runs_notebook_and_shows_badges_sidebar_cards(page, lab_serve
         m = re.search(r"(\d+) ops? -> (\d+) kernels?", c["text"])  # the magic's own text/plain summary
         if m:
             assert badge.get_attribute("data-kernels") == m.group(2)
-    tooltip = cell_locator(page, real[0]["index"]).locator(".jp-FuseBadge").get_attribute("title")
+    label = cell_locator(page, real[0]["index"]).locator(".jp-FuseBadge-label")
+    tooltip = label.get_attribute("title")
     assert "Fusion breaks" in tooltip or "No fusion breaks" in tooltip
+    # the details are not mouse-only: the badge takes the focus, Enter opens them, Escape closes them
+    details = cell_locator(page, real[0]["index"]).locator(".jp-FuseBadge-details")
+    assert details.is_hidden()
+    label.focus()
+    page.keyboard.press("Enter")
+    details.wait_for(state="visible")
+    assert label.get_attribute("aria-expanded") == "true" and details.inner_text().startswith("fuse[")
+    page.keyboard.press("Escape")
+    details.wait_for(state="hidden")
 
     # The widget panel (ipywidgets) renders, with a plotly plot inside: open its tabs
     # one by one until a plot is on screen, drawn (plotly's SVG is there).

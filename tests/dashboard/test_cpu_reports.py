@@ -41,8 +41,8 @@ def test_every_kernel_source_is_shown_highlighted(softmax):
 
 def test_reduction_cuts_carry_their_reason(softmax):
     d = softmax.to_dict()
-    cuts = graph.cuts(d)
-    assert any("reduction boundary" in c["reason"] for c in cuts)
+    cuts = graph.draw(d).cuts
+    assert any("reduction boundary" in c.reason for c in cuts)
     hover = next(t for t in figures.graph_figure(d).data if t.name == "cuts").hovertext
     assert any("reduction boundary" in h and "mean" in h for h in hover)
     assert "reduction boundary" in html.graph_svg(d)  # the static SVG's <title> hover too

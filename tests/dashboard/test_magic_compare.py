@@ -124,3 +124,35 @@ def test_compare_reports_exceptions():
 def test_diff(fused, eager, expect):
     got = diff(fused, eager)
     assert (got is None) if expect is None else (expect in got), got
+
+
+def test_compare_checks_what_the_cell_wrote():
+    """Not every global: the names the cell assigns or mutates, and its value."""
+    ns = {"np": np, "a": np.arange(4.0), "u": np.ones(6), "lst": [1, 2]}
+    ns.update({f"unrelated{i}": np.arange(3.0) + i for i in range(16)})
+    _, c = compare_cell(jf.run_cell, "b = a * 2\nu[1:-1] = b\nlst.append(3)\na.sort()", ns, "numpy")
+    assert c.agree, c.mismatches
+    assert sorted(c.checked) == ["(cell value)", "a", "b", "lst", "u"]
+    assert c.checked_text().startswith("checked 5 values:")
+
+
+def test_compare_leaves_the_plan_cache_alone(ip):
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    _run(ip, "%%fuse -b numpy --compare\ny = np.sin(x) * 3")
+    backends = {(key[1], key[2]) for key in PLAN_CACHE.cells}
+    assert backends == {("numpy", True)}  # the fused run's entry only: no "[numpy, no fuse]"
+
+
+def test_compare_draws_fused_against_eager(ip):
+    cap = _run(ip, "%%fuse -b numpy --compare\ny = np.sin(x) * 3")
+    (out,) = [o for o in cap.outputs if mime.COMPARE_MIME in o.data]
+    page = out.data["text/html"]
+    assert "kernels launched" in page and "bytes moved" in page and "kernel time" in page  # the chart's rows
+    from jupyter_fuse.dashboard import figures
+
+    report, c = compare_cell(jf.run_cell, "y = np.sin(x) * 3", {"np": np, "x": np.ones(5)}, "numpy")
+    fig = figures.compare_figure(c)
+    assert [t.name for t in fig.data] == ["kernels launched", "bytes moved", "kernel time"]
+    assert list(fig.data[0].y) == [c.eager.kernels, c.fused.kernels]

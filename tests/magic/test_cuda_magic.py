@@ -1,4 +1,4 @@
-"""%%fuse -b cupy --dry-run in a real IPython shell (no GPU needed)."""
+"""%%fuse -b cupy --dry-run and --emulate in a real IPython shell (no GPU needed)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def ip():
     shell.run_line_magic("load_ext", "jupyter_fuse")
     shell.user_ns.update({"np": np, "x": np.arange(6.0)})
     yield shell
-    for k in ("y", "r"):
+    for k in ("y", "r", "s"):
         shell.user_ns.pop(k, None)
     shell.run_line_magic("unload_ext", "jupyter_fuse")
 
@@ -34,6 +34,25 @@ def test_the_magic_takes_dry_run(ip, capsys):
     assert "fuse[cupy --dry-run]" in out and "1/1 CUDA kernels compiled" in out
     assert ip.user_ns["r"].kernel_list[0]["compiled"] is True
     np.testing.assert_allclose(ip.user_ns["y"], np.sin(np.arange(6.0)) * 2)
+
+
+def test_the_magic_takes_emulate(ip, capsys):
+    ip.run_cell_magic("fuse", "-b cupy --emulate -o r", "y = np.sin(x) * 2\ns = y.sum()")
+    out = capsys.readouterr().out
+    assert "fuse[cupy --emulate]" in out and "1/1 CUDA kernels compiled, emulated on the CPU" in out
+    assert all(k["runs_on"] == "CUDA, emulated on the CPU" for k in ip.user_ns["r"].kernel_list)
+    np.testing.assert_allclose(ip.user_ns["y"], np.sin(np.arange(6.0)) * 2)
+    assert ip.user_ns["s"] == pytest.approx((np.sin(np.arange(6.0)) * 2).sum(), rel=1e-12)
+    with pytest.raises(UsageError, match="--emulate runs the CUDA kernels of -b cupy"):
+        ip.run_cell_magic("fuse", "-b cpu --emulate", "w = x + 1")
+    assert "w" not in ip.user_ns
+
+
+def test_emulate_without_a_compiler_says_what_to_install(ip, monkeypatch):
+    monkeypatch.setenv("CXX", "/nonexistent/c++")
+    with pytest.raises(UsageError, match=r"host C\+\+ compiler"):
+        ip.run_cell_magic("fuse", "-b cupy --emulate", "w = x + 1")
+    assert "w" not in ip.user_ns
 
 
 @pytest.mark.skipif(cuda_available(), reason="a CUDA device is present")

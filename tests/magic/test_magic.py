@@ -65,16 +65,30 @@ def test_quiet_and_output_report(ip, capsys):
     assert capsys.readouterr().out == "21.0\n"
     r = ip.user_ns["r"]
     assert isinstance(r, jupyter_fuse.Report) and r.backend == "numpy" and r.kernels >= 1
-    assert r.syncs and r.syncs[0]["line"] == 2
+    assert r.syncs and r.syncs[0]["line"] == 3  # as the editor numbers it: the %%fuse line is line 1
 
 
-def test_expect_kernels(ip):
+def test_expect_kernels(ip, capsys):
     ip.run_cell_magic("fuse", "-q -b numpy --expect-kernels 5", "y = x + 1")
     from jupyter_fuse.runner import KernelCountError
 
-    with pytest.raises(KernelCountError, match="expected at most 0 kernels"):
-        ip.run_cell_magic("fuse", "-q -b numpy --expect-kernels 0", "y = x + 1")
+    with pytest.raises(KernelCountError, match="--expect-kernels 0: the cell launched 1 kernel"):
+        ip.run_cell_magic("fuse", "-b numpy --expect-kernels 0", "y = x + 1")
     assert isinstance(ip.user_ns["y"], np.ndarray)
+    assert capsys.readouterr().out.startswith("fuse[numpy]: 1 op -> 1 kernel")  # the panel is shown first
+
+
+def test_expect_kernels_error_is_one_line_with_the_panel(ip, capsys):
+    """The broken promise reads as one line, after the panel that shows the cuts; no frame of ours."""
+    res = ip.run_cell("%%fuse -b numpy --expect-kernels 1\ny = np.sin(x) * 2\n")
+    assert res.error_in_exec is not None
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "k0: sin (line 2)" in text and "k1: multiply (line 2)" in text  # the panel's text
+    error = [ln for ln in text.splitlines() if "KernelCountError" in ln]
+    assert error == ["KernelCountError: --expect-kernels 1: the cell launched 2 kernels (cut 1 time: the numpy "
+                     "backend is the reference: one NumPy call per op, never fused (-b cpu or -b cupy fuse))"]
+    assert "magic.py" not in text and "runner.py" not in text and "Traceback" not in text
 
 
 def test_unknown_backend_is_usage_error(ip):
@@ -121,7 +135,43 @@ def test_run_cell_shows_user_line_in_traceback(ip, capsys):
 
 def test_help_is_the_docstring(ip):
     doc = ip.magics_manager.magics["cell"]["fuse"].__doc__
-    assert "lazily" in doc and "-o NAME" in doc and "--expect-kernels" in doc
+    assert doc.startswith("usage: %%fuse [-b BACKEND]") and "::" not in doc
+    flat = " ".join(doc.split())  # argparse wraps the option help
+    for needle in ("lazily", "-o NAME", "--expect-kernels", "%fuse_dashboard", "%fuse_cache",
+                   "no panel and no summary", "numpy (the reference: one plain NumPy call per op",
+                   "cpu (numba, fused", "the times are NumPy's on the host"):
+        assert needle in flat, needle
+    assert "-b numpy" not in doc.split("Example")[1].split("\n\n")[1]  # the example uses the default backend
+
+
+def test_the_help_example_is_true(ip, capsys):
+    """What the help says the example gives (5 ops -> 1 kernel on the cpu backend) is what it gives."""
+    pytest.importorskip("numba")
+    ip.run_cell_magic("fuse", "-b cpu", "y = np.sin(x) ** 2 + np.cos(x) ** 2")
+    assert capsys.readouterr().out.startswith("fuse[cpu]: 5 ops -> 1 kernel · ")
+    ip.run_cell_magic("fuse", "-b numpy", "y = np.sin(x) ** 2 + np.cos(x) ** 2")
+    assert capsys.readouterr().out.startswith("fuse[numpy]: 5 ops -> 5 kernels · ")
+
+
+def test_cell_numbers_are_the_prompts(ip, capsys):
+    """The dashboard's In[n] and a traceback's Cell In[n] are the cell's own prompt number."""
+    from jupyter_fuse.dashboard import HISTORY
+
+    number = ip.execution_count
+    ip.run_cell("%%fuse -q -b numpy\ny = x * 2\n", store_history=True)
+    assert HISTORY.runs[-1].number == number and HISTORY.runs[-1].label.startswith(f"In [{number}]:")
+    res = ip.run_cell("%%fuse -q -b numpy\ny = x * undefined_name\n", store_history=True)
+    assert isinstance(res.error_in_exec, NameError)
+    out = capsys.readouterr()
+    assert f"Cell In[{number + 1}], line 2" in out.out + out.err  # line 2: the editor's numbering
+
+
+def test_summary_shows_every_phase_and_the_overhead_share(ip, capsys):
+    ip.run_cell_magic("fuse", "-b numpy", "y = x * 2 + 1")
+    first = capsys.readouterr().out.splitlines()[0]
+    for phase in ("guard", "trace", "plan", "compile", "run"):
+        assert f" {phase} " in first, phase
+    assert "(kernels " in first and "overhead " in first
 
 
 def test_same_as_plain_cell(ip):
@@ -133,3 +183,40 @@ def test_same_as_plain_cell(ip):
     for k, v in plain.items():
         assert type(ip.user_ns[k]) is type(v)
         np.testing.assert_array_equal(ip.user_ns[k], v)
+
+
+def test_compile_progress_is_a_status_line_the_panel_replaces(ip, monkeypatch, capsys):
+    """In a notebook a slow compile is said on a status line under the cell, emptied when the run ends:
+    nothing on stderr, nothing left in the saved notebook."""
+    from jupyter_fuse import magic, progress
+
+    shown: list[tuple[str, dict]] = []
+
+    class Handle:
+        def update(self, data, raw=False):
+            shown.append(("update", data))
+
+    def display(data, raw=False, display_id=False):
+        shown.append(("display", data))
+        return Handle()
+
+    def slow_run(source, ns, backend, **kw):
+        progress.say("compiling k0 (ew, 2 ops) with numba...")  # what the cpu backend says after 0.5 s
+        return jupyter_fuse.run_cell(source, ns, backend, **kw)
+
+    monkeypatch.setattr("IPython.display.display", display)
+    monkeypatch.setattr(ip, "kernel", object(), raising=False)  # as inside a Jupyter kernel
+    monkeypatch.setattr(magic, "run_cell", slow_run)
+    ip.run_cell_magic("fuse", "-q -b numpy", "y = x + 1")
+    assert shown[0][0] == "display" and "jupyter_fuse: compiling k0" in shown[0][1]["text/plain"]
+    assert shown[-1] == ("update", {"text/plain": ""})
+    assert "compiling" not in capsys.readouterr().err
+
+
+def test_the_readme_leads_with_the_default_backend():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    first = readme[readme.index("%%fuse"):].splitlines()[0]
+    assert first == "%%fuse"  # not `-b numpy`: the reference backend fuses nothing
+    assert "y = np.sin(x) ** 2 + np.cos(x) ** 2" in readme and "5 ops -> 1 kernel" in readme

@@ -1,15 +1,25 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 
 import {
   badgeText,
   badgeTooltip,
   breakLines,
+  cachePhrase,
   formatBytes,
+  formatCount,
   formatLines,
+  formatPercent,
+  formatRate,
   formatSeconds,
   groupBreaks,
+  kernelLabel,
+  opsPreview,
   plural,
+  runStatus,
+  sharesText,
   sourcePreview,
   summaryLine
 } from '../format';
@@ -20,48 +30,86 @@ function report(extra: { [key: string]: unknown } = {}): IFuseReport {
   return read(sampleReport(extra));
 }
 
-test('formatSeconds', () => {
-  assert.equal(formatSeconds(0.0042), '4.2 ms');
-  assert.equal(formatSeconds(0.00012), '0.12 ms');
-  assert.equal(formatSeconds(12.34), '12.3 s');
-  assert.equal(formatSeconds(-1), '?');
+// The table jupyter_fuse/fmt.py is tested against too (tests/unit/test_fmt.py): one formatter, two languages.
+const CASES = JSON.parse(readFileSync(join(__dirname, '..', '..', 'src', '__tests__', 'format_cases.json'), 'utf8'));
+
+test('the formatters follow the shared table of cases', () => {
+  for (const [t, text] of CASES.seconds) {
+    assert.equal(formatSeconds(t), text, `seconds(${t})`);
+  }
+  for (const [n, text] of CASES.nbytes) {
+    assert.equal(formatBytes(n), text, `nbytes(${n})`);
+  }
+  for (const [n, text] of CASES.rate) {
+    assert.equal(formatRate(n), text, `rate(${n})`);
+  }
+  for (const [n, text] of CASES.count) {
+    assert.equal(formatCount(n), text, `count(${n})`);
+  }
+  for (const [n, word, many, text] of CASES.plural) {
+    assert.equal(plural(n, word, many), text, `plural(${n}, ${word})`);
+  }
+  for (const [share, text] of CASES.percent) {
+    assert.equal(formatPercent(share), text, `percent(${share})`);
+  }
+  for (const [lines, text] of CASES.lines) {
+    assert.equal(formatLines(lines), text, `lines(${lines})`);
+  }
   assert.equal(formatSeconds(NaN), '?');
 });
 
-test('formatBytes matches report.py', () => {
-  assert.equal(formatBytes(0), '0 B');
-  assert.equal(formatBytes(1023), '1023 B');
-  assert.equal(formatBytes(1536), '1.5 KiB');
-  assert.equal(formatBytes(3 * 1024 * 1024), '3.0 MiB');
-  assert.equal(formatBytes(5 * 1024 ** 4), '5120.0 GiB');
-});
-
-test('plural', () => {
-  assert.equal(plural(1, 'kernel'), '1 kernel');
-  assert.equal(plural(0, 'kernel'), '0 kernels');
-  assert.equal(plural(3, 'op'), '3 ops');
-});
-
-test('formatLines collapses runs', () => {
-  assert.equal(formatLines([]), '');
-  assert.equal(formatLines([4]), 'line 4');
-  assert.equal(formatLines([3, 1, 2]), 'lines 1-3');
-  assert.equal(formatLines([1, 2, 5, 5]), 'lines 1-2, 5');
-});
-
-test('badgeText leads with the kernel count', () => {
-  assert.equal(badgeText(report()), '2 kernels \u00b7 8 ops \u00b7 cache miss \u00b7 2.5 ms');
-  assert.equal(badgeText(report({ cache: 'off', kernels: 1 })), '1 kernel \u00b7 8 ops \u00b7 2.5 ms');
-  assert.match(badgeText(report({ error: 'ZeroDivisionError' })), /error$/);
+test('the badge has a mark and words per kind of run, kernels first', () => {
+  assert.equal(badgeText(report()), '\u26a0 1 fallback \u00b7 2 kernels \u00b7 8 ops \u00b7 2.50 ms');
+  assert.equal(badgeText(report({ fallbacks: [], kernels: 1 })), '\u26a1 1 kernel \u00b7 8 ops \u00b7 2.50 ms');
+  const hit = report({ fallbacks: [], cache: 'hit', miss_reasons: [] });
+  assert.equal(runStatus(hit), 'replayed');
+  assert.match(badgeText(hit), /^\u21bb replayed /);
+  assert.match(badgeText(report({ error: 'ZeroDivisionError' })), /^\u2716 error /);
+  assert.equal(runStatus(report({ fallbacks: [], backend: 'numpy' })), 'reference');
 });
 
 test('summaryLine is like Report.summary()', () => {
   assert.equal(
     summaryLine(report()),
-    'fuse[cpu]: 8 ops \u2192 2 kernels \u00b7 cache miss \u00b7 2.5 ms \u00b7 1 fallback'
+    'fuse[cpu]: 8 ops \u2192 2 kernels \u00b7 traced again: x.shape (10,) -> (20,) \u00b7 2.50 ms \u00b7 1 fallback'
   );
   const dry = report({ backend: 'cupy', options: { dry_run: true } });
   assert.match(summaryLine(dry), /^fuse\[cupy --dry-run\]: /);
+});
+
+test('the cache in a few words: a first run is no failure', () => {
+  const first = ['no plan recorded for this cell yet (first run, or the cache was cleared)'];
+  assert.equal(cachePhrase(report({ miss_reasons: first })), 'first run: plan recorded for replay');
+  assert.equal(
+    cachePhrase(report({ cache: 'unreplayable', miss_reasons: ['a', 'b', 'a'] })),
+    'traced every run: a (+1 more)'
+  );
+  assert.equal(cachePhrase(report({ cache: 'hit', miss_reasons: [] })), 'replayed (every guard held)');
+});
+
+test('a loop kernel says how often it ran', () => {
+  const r = report({
+    kernel_list: [{ name: 'k0', ops: ['add'], lines: [2], bytes_read: 8, bytes_written: 8, time: 1, launches: 100 }]
+  });
+  assert.equal(kernelLabel(r.kernel_list[0]), 'k0 \u00d7100');
+  assert.equal(kernelLabel(report().kernel_list[0]), 'k0');
+});
+
+test('time shares: kernels against overhead', () => {
+  assert.equal(sharesText(report()), 'kernels 12% \u00b7 overhead 88%');
+});
+
+test('the op preview is cut at an op, never inside a name', () => {
+  const ops = ['add', 'multiply', 'setitem', 'subtract', 'exp', 'negative', 'sqrt', 'cos'];
+  assert.equal(opsPreview(ops, 30), 'add, multiply, \u2026 (+6 more)');
+  assert.equal(opsPreview(['sin', 'power', 'sin']), 'sin \u00d72, power');
+});
+
+test('the numpy backend is the reference, not --no-fuse', () => {
+  const cut = { from: 'k0', to: 'k1', line: 1, reason: 'fusion is off (--no-fuse): one kernel per op' };
+  assert.match(breakLines(report({ backend: 'numpy', breaks: [cut] }))[0], /^the numpy backend is the reference/);
+  const off = report({ backend: 'numpy', breaks: [cut], options: { fuse: false } });
+  assert.match(breakLines(off)[0], /^fusion is off/);
 });
 
 test('breaks are grouped by reason with their lines', () => {
@@ -86,7 +134,7 @@ test('the badge tooltip names the fusion breaks', () => {
   assert.match(tip, /reduction boundary \(line 2\)/);
   assert.match(tip, /Fallback \(line 3\): np.sort/);
   assert.match(tip, /Sync \(line 4\): float\(\)/);
-  assert.match(tip, /Cache miss: x.shape/);
+  assert.match(tip, /Plan cache \(miss\): x.shape/);
   assert.match(badgeTooltip(report({ breaks: [] })), /No fusion breaks\./);
 });
 

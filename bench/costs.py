@@ -1,0 +1,140 @@
+"""What jupyter_fuse costs per traced op, per planned op, per kernel launch and per replay.
+
+    .venv/bin/python bench/costs.py [--repeat 5]
+
+On small arrays these costs, not the kernels, decide whether fusion pays (a NumPy op on 1,000
+elements takes ~1-2 us). Each figure is the best of ``--repeat`` runs, with kernels compiled:
+
+- trace / op:   a traced run's ``times['trace']`` over its op count (the Python-side cost of
+                building the graph: operators, dtype rules, nodes, lazy arrays);
+- plan / op:    the partitioner alone (``fuse.partition``) on one graph of 1k, 10k and 100k ops
+                (a time-stepping loop's slice updates), and a cell's ``times['plan']`` per op
+                (structure keys, plus a partition per *distinct* chunk);
+- launch:       the cpu backend's host overhead per kernel: a replay of many tiny kernels, minus
+                the time numba's compiled functions report (binding, output buffers, bookkeeping);
+- replay:       a plan-cache hit's total time minus its kernels' time (guards, tape, write-back).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import jupyter_fuse
+from jupyter_fuse import fuse, plans, session as session_mod
+from jupyter_fuse.backends import get_backend
+from jupyter_fuse.cache import PLAN_CACHE
+
+JACOBI = ("for t in range({n}):\n"
+          "    B[1:-1] = 0.33 * (A[:-2] + A[1:-1] + A[2:])\n"
+          "    A[1:-1] = 0.33 * (B[:-2] + B[1:-1] + B[2:])\n")
+SCALAR = "for i in range({n}):\n    x = x * 0.5 + 1.0\n"
+
+
+def jacobi_ns(size: int = 1000) -> dict:
+    a = np.random.default_rng(0).random(size)
+    return {"np": np, "A": a, "B": a.copy()}
+
+
+def best(fn, repeat: int) -> float:
+    out = float("inf")
+    for _ in range(repeat):
+        out = min(out, fn())
+    return out
+
+
+def trace_per_op(repeat: int) -> float:
+    cell = SCALAR.format(n=2000)
+    jupyter_fuse.run_cell(cell, {"np": np, "x": np.ones(1000)}, backend="cpu", cache=False)  # compile
+
+    def once() -> float:
+        r = jupyter_fuse.run_cell(cell, {"np": np, "x": np.ones(1000)}, backend="cpu", cache=False)
+        return r.times["trace"] / r.ops
+    return best(once, repeat)
+
+
+def partition_per_op(ops: int, repeat: int) -> float:
+    """The partitioner on one graph of ``ops`` ops, traced with the flush bound lifted."""
+    steps = max(1, ops // 8)  # each step: 2 slice updates of 3 adds... 8 ops
+    cell = JACOBI.format(n=steps)
+    captured: list = []
+    real = fuse.partition
+
+    def spy(*args, **kw):
+        captured.append((args, kw))
+        return real(*args, **kw)
+
+    bound, session_mod.BOUND = session_mod.BOUND, 10 ** 9
+    fuse.partition = spy
+    try:
+        plans.clear()
+        jupyter_fuse.run_cell(cell, jacobi_ns(), backend="cpu", cache=False)
+    finally:
+        fuse.partition, session_mod.BOUND = real, bound
+    (args, kw), = captured  # no sync and no flush: the whole loop is one graph
+    graph_ops = steps * 8
+
+    def once() -> float:
+        t0 = time.perf_counter()
+        real(*args, **kw)
+        return (time.perf_counter() - t0) / graph_ops
+    return best(once, repeat)
+
+
+def plan_per_op_in_cell(steps: int, repeat: int) -> float:
+    cell = JACOBI.format(n=steps)
+    jupyter_fuse.run_cell(cell, jacobi_ns(), backend="cpu", cache=False)
+
+    def once() -> float:
+        r = jupyter_fuse.run_cell(cell, jacobi_ns(), backend="cpu", cache=False)
+        return r.times["plan"] / r.ops
+    return best(once, repeat)
+
+
+def launch_and_replay(repeat: int) -> tuple[float, float, float, int]:
+    """(host overhead per kernel launch, replay overhead, replay total) on a 100-step Jacobi loop
+    with a sync per step (200 tiny kernels a replay)."""
+    cell = ("for t in range(100):\n    B[1:-1] = 0.33 * (A[:-2] + A[1:-1] + A[2:])\n"
+            "    A[1:-1] = 0.33 * (B[:-2] + B[1:-1] + B[2:])\n    r = float(A[1])\n")
+    ns = jacobi_ns()
+    PLAN_CACHE.clear()
+    jupyter_fuse.run_cell(cell, dict(ns, A=ns["A"].copy(), B=ns["B"].copy()), backend="cpu")
+    launch, over, total, kernels = [], [], [], 0
+    for _ in range(repeat):
+        user = dict(ns, A=ns["A"].copy(), B=ns["B"].copy())
+        PLAN_CACHE.cells.clear()
+        jupyter_fuse.run_cell(cell, user, backend="cpu")  # traced: records the entry
+        user = dict(ns, A=ns["A"].copy(), B=ns["B"].copy())
+        t0 = time.perf_counter()
+        r = jupyter_fuse.run_cell(cell, user, backend="cpu")
+        dt = time.perf_counter() - t0
+        assert r.cache == "hit", r.miss_reasons
+        in_kernels = sum(k["time"] for k in r.kernel_list)
+        kernels = r.kernels
+        launch.append((r.times["run"] - in_kernels) / r.kernels)
+        over.append(dt - in_kernels)
+        total.append(dt)
+    return min(launch), min(over), min(total), kernels
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    a = ap.parse_args()
+    get_backend("cpu")
+    print(f"trace:  {trace_per_op(a.repeat) * 1e6:6.1f} us per traced op (x = x * 0.5 + 1.0, 1,000 elements)")
+    for ops in (1_000, 10_000, 100_000):
+        print(f"plan:   {partition_per_op(ops, max(1, a.repeat // 2)) * 1e6:6.1f} us per op, "
+              f"fuse.partition on one graph of {ops:,} ops")
+    for steps in (125, 1250):
+        print(f"plan:   {plan_per_op_in_cell(steps, a.repeat) * 1e6:6.1f} us per op in a cell of {steps * 8:,} ops "
+              "(structure keys; a partition per distinct chunk)")
+    launch, over, total, kernels = launch_and_replay(a.repeat)
+    print(f"launch: {launch * 1e6:6.1f} us host overhead per kernel launch (cpu backend, 1,000 elements)")
+    print(f"replay: {total * 1e3:6.2f} ms for {kernels} kernels; {over * 1e3:.2f} ms of it outside the kernels")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""NumPy's floating-point error mode: the one piece of NumPy's global state a plan depends on.
+
+Below the tracer on purpose: the tracer asks it per traced op (NumPy raises ``FloatingPointError`` at
+the user's line under ``np.errstate(...='raise')``), a backend per plan (compiled kernels cannot
+raise it, NumPy's own loops do).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import numpy as np
+
+try:  # NumPy >= 2.0 keeps the error state in a context variable (private: without it, ask every time)
+    from numpy._core._ufunc_config import _extobj_contextvar as _EXTOBJ
+except ImportError:  # pragma: no cover
+    _EXTOBJ = None
+_errors: list = [object(), False]
+
+
+def errors_raise() -> bool:
+    """Does np.errstate/np.seterr ask for floating-point errors to raise (or call a function)?
+
+    Asked once per traced op and per replayed plan, so the answer is kept for NumPy's current
+    error-state object (a new object each time errstate/seterr changes it; the one kept stays
+    alive, so its id is not reused)."""
+    state = _EXTOBJ.get() if _EXTOBJ is not None else None
+    if state is None or state is not _errors[0]:
+        modes = np.geterr().values()
+        _errors[:] = [state, "raise" in modes or "call" in modes]
+    return _errors[1]
+
+
+def pending_errstate(errors: bool) -> Any:
+    """The error state pending values are computed under: NumPy checked each op's errors where the op
+    ran, and every op made under a raising state ran at once (``trace.fresh``), so a value computed later
+    was made where errors did not raise and must not raise now (``errors``: the op ``fresh`` runs itself)."""
+    if errors or not errors_raise():
+        return contextlib.nullcontext()
+    return np.errstate(**{k: "ignore" if v in ("raise", "call") else v for k, v in np.geterr().items()})

@@ -1,0 +1,110 @@
+"""Plans made once per structure: the same graph shape planned twice is planned once.
+
+A loop evaluates graphs that differ only in which arrays they start from: the same ops, dtypes,
+shapes and lines every iteration. :func:`key` describes a pending graph by its structure (the
+values it reads by dtype, shape and layout, never by identity), and a :class:`Template` keeps the
+partitioner's plan of the first graph with that key, and whatever a backend prepared for it
+(launchers, compiled kernels). Running a template on another graph of the same structure maps
+that graph's leaves onto the first graph's nodes, runs the plan there, and maps the values the
+plan keeps back: partitioning and rendering cost once per distinct iteration, not per iteration.
+
+Plans are keyed by everything they depend on: the op graph (ops, params, dtypes, shapes, layouts),
+which nodes are wanted and which stay alive, the cell lines (reports name them), the constants
+(some are rendered into kernel source), which leaves an earlier sync computed (cut reasons name
+it), the backend and the partitioner's options.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable
+
+from . import fuse
+from .ir import Node
+
+MAX_TEMPLATES = 512  # plans kept (least recently used dropped): a template holds its first graph
+
+
+class Template:
+    """One plan, reusable on any graph with its key. ``frame`` is the graph it was made for, in
+    dependency order; ``leaves`` are the positions of the values it reads, ``outs`` of the values
+    it keeps (targets, live arrays, storages of kept views)."""
+
+    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared")
+
+    def __init__(self, plan: fuse.Plan, frame: list[Node], values: dict) -> None:
+        self.plan, self.frame = plan, frame
+        self.leaves = [i for i, n in enumerate(frame) if n in values]
+        self.outs = [i for i, n in enumerate(frame) if n in plan.keep and n not in values]
+        # cuts between kernels by kernel index ("sync" for a value a sync computed), so that each
+        # cell naming the kernels anew can name the cuts too
+        index = {k.name: i for i, k in enumerate(plan.kernels)}
+        self.breaks = [{**b, "from": index.get(b["from"], b["from"]), "to": index.get(b["to"], b["to"])}
+                       for b in plan.breaks]
+        self.prepared: dict[int, Callable[[dict, Any], None]] = {}  # id(backend) -> launcher of the plan
+
+    def run(self, backend: Any, leaves: list[Node], outs: list[Node], values: dict, report: Any) -> None:
+        """Run the plan on the graph whose leaves are ``leaves`` (values in ``values``): the kept
+        values come back under ``outs`` (that graph's nodes at this template's ``outs``)."""
+        frame = self.frame
+        local = {frame[i]: values[n] for i, n in zip(self.leaves, leaves)}
+        run = self.prepared.get(id(backend))
+        if run is not None:
+            run(local, report)
+        else:
+            prepare = getattr(backend, "prepare", None)  # (a backend made per run has none: cupy's)
+            if prepare is not None:
+                run = self.prepared[id(backend)] = prepare(self.plan)
+                run(local, report)
+            else:
+                backend.execute(self.plan, local, report)
+        for i, n in zip(self.outs, outs):
+            v = local.get(frame[i])
+            if v is not None:
+                values[n] = v
+
+
+_TEMPLATES: "OrderedDict[tuple, Template]" = OrderedDict()
+
+
+def key(frame: list[Node], values: dict, targets: list[Node], keep: set[Node], options: tuple,
+        lines: dict, implicit: set[Node], synced: dict) -> tuple | None:
+    """The structure of the graph ``frame`` (dependency order; computed nodes are leaves)."""
+    pos: dict[Node, int] = {}
+    parts: list[Any] = []
+    for i, n in enumerate(frame):
+        pos[n] = i
+        if n in values:
+            # a constant is its value (hash-consed); an array by what a kernel reading it sees
+            parts.append(n if n.op == "const" else (n.dtype, n.shape, n.layout, n in synced))
+        else:
+            parts.append((n.op, n.params, n.dtype, n.shape, n.layout, tuple([pos[a] for a in n.args]),
+                          tuple(lines.get(n, ())), n in implicit))
+    k = (options, tuple(parts), tuple([pos[t] for t in targets]),
+         tuple([i for i, n in enumerate(frame) if n in keep]))
+    try:
+        hash(k)
+    except TypeError:  # an unhashable parameter: plan this graph afresh
+        return None
+    return k
+
+
+def lookup(k: tuple | None) -> Template | None:
+    if k is None:
+        return None
+    t = _TEMPLATES.get(k)
+    if t is not None:
+        _TEMPLATES.move_to_end(k)
+    return t
+
+
+def store(k: tuple | None, t: Template) -> None:
+    if k is None:
+        return
+    _TEMPLATES[k] = t
+    if len(_TEMPLATES) > MAX_TEMPLATES:
+        _TEMPLATES.popitem(last=False)
+
+
+def clear() -> None:
+    _TEMPLATES.clear()

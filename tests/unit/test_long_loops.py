@@ -1,0 +1,63 @@
+"""Long loops: the pending graph is evaluated in chunks and what is done is freed, so memory stays
+flat however many iterations run, and every chunk after the first reuses one plan."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import jupyter_fuse
+from jupyter_fuse import plans, session
+
+LOOPS = {
+    "chain": "for i in range(n):\n    x = x * 0.5 + 1.0\n",
+    "sync": "s = 0.0\nfor i in range(n):\n    x = x * 0.5 + 1.0\n    s += float(x[0])\n",
+    "slices": "for i in range(n):\n    x[1:-1] = 0.5 * (x[:-2] + x[2:])\n",
+    "helper": "def f(v):\n    return v * 0.5 + 1.0\nfor i in range(n):\n    x = f(x)\n",
+}
+
+
+def peak(source: str, n: int) -> tuple[int, object]:
+    ns = {"np": np, "x": np.ones(64), "n": n}
+    tracemalloc.start()
+    r = jupyter_fuse.run_cell(source, ns, backend="numpy", cache=False)
+    _, top = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    ref = {"np": np, "x": np.ones(64), "n": n}
+    exec(source, ref)
+    np.testing.assert_allclose(ns["x"], ref["x"], rtol=1e-12)
+    return top, r
+
+
+@pytest.mark.parametrize("name", list(LOOPS))
+def test_memory_stays_flat(name, monkeypatch):
+    monkeypatch.setattr(session, "BOUND", 40)
+    peak(LOOPS[name], 100)  # warm: rules, geometry
+    small, _ = peak(LOOPS[name], 500)
+    plans.clear()
+    large, r = peak(LOOPS[name], 2500)
+    # (the node table is a dict other tests grew: its rehash is a transient of a few hundred KiB)
+    assert large < 1.5 * small + 1_000_000, (small, large)
+    assert r.kernels >= 2500
+    assert len(plans._TEMPLATES) <= 10  # the chunks share a few plans: first, steady, last, around syncs
+
+
+def test_chunks_share_kernels_on_the_cpu_backend(monkeypatch):
+    """Relaunched, not recompiled or re-rendered: one report entry per kernel of the few plans."""
+    monkeypatch.setattr(session, "BOUND", 40)
+    ns = {"np": np, "x": np.ones(64), "n": 2500}
+    r = jupyter_fuse.run_cell(LOOPS["chain"], ns, backend="cpu", cache=False)
+    assert r.kernels >= 100 and len(r.kernel_list) <= 4, [k["name"] for k in r.kernel_list]
+
+
+def test_chunks_start_at_one_point_of_the_loop(monkeypatch):
+    """A flush waits for the point of the loop body the chunk started after: every chunk has one
+    structure, so after the first few nothing is planned again."""
+    monkeypatch.setattr(session, "BOUND", 30)
+    plans.clear()
+    r = jupyter_fuse.run_cell("y = x + 1\n" + LOOPS["slices"], {"np": np, "x": np.ones(64), "n": 400},
+                              backend="numpy", cache=False)
+    assert len(plans._TEMPLATES) <= 6
+    assert r.kernels >= 400 * 3
