@@ -30,7 +30,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import fmt, guards, views
+from . import fmt, guards, program, views
+from .fperrors import errors_raise
 from .buffers import rebind
 from .guards import Recorder, Unguardable, path_text, resolve
 from .trace import LazyArray, root_of
@@ -335,6 +336,8 @@ class Entry:
         self.hits = 0
         self.modules: tuple = ()  # (name, module) the cell binds: still what sys.modules holds?
         self.random = False  # a step draws from NumPy's global generator
+        self.program: Any = None  # the tape as a compiled program (program.py): None until tried, False: none
+        self.program_error: str | None = None
         self._holds: Any = None  # the generated guard function, made at the first lookup
 
 
@@ -358,15 +361,16 @@ def guard_function(entry: Entry) -> Any:
     return entry._holds or None
 
 
-def replay(entry: Entry, user: dict, backend: Any, report: Any) -> Any:
-    """Run the tape on the current inputs; returns the cell's value. Raises Abandon before any write."""
+def replay(entry: Entry, user: dict, backend: Any, report: Any, compiled: bool = True) -> Any:
+    """Run the tape on the current inputs; returns the cell's value. Raises Abandon before any write.
+    ``compiled``: as one compiled program where the backend makes one (``--no-compile-plan``: not)."""
     values = dict(entry.fixed)
     for node, path in entry.inputs:
         values[node] = root_of(resolve(user, path))
     host = _copier(entry, values, backend, report)
     state = np.random.get_state() if entry.random else None
     try:
-        printed = _run_tape(entry, values, backend, report, host)
+        printed = _run_tape(entry, values, backend, report, host, compiled)
     except BaseException:
         if state is not None:  # the cell is traced instead: it draws the same numbers again
             np.random.set_state(state)
@@ -400,38 +404,89 @@ def _copier(entry: Entry, values: dict, backend: Any, report: Any) -> Any:
     return to_host
 
 
-def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any) -> list[str]:
-    """The recorded plans on the current values, each sync checked; returns the text to print."""
+def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any, compiled: bool = False) -> list[str]:
+    """The recorded plans on the current values, each sync checked; returns the text to print.
+    ``compiled``: run the tape as a compiled program where the backend makes one (``program.py``)."""
     printed: list[str] = []
-    for i, step in enumerate(entry.steps):
-        kind = step[0]
-        if kind == "eval":
-            _, tmpl, leaves, outs, names = step
-            for k, name in zip(tmpl.plan.kernels, names):
-                k.name = name
-            tmpl.run(backend, leaves, [n for n, _ in outs], values, report)
-            for n, ref in outs:
-                if ref is not None:
-                    values[ref] = values[n]
-        elif kind == "call":
-            _call(step, values, report)
-        elif kind == "sync":
-            _, node, scalar, convert, expected, cause, line, name = step
-            v = values[node] if host is None else host(values[node], _sync_cause(cause, line), line=line, name=name)
-            now = convert(v[()] if scalar else v)
-            if not _same(now, expected):
-                raise Abandon(f"line {line} ({cause}): value {_short(expected)} -> {_short(now)}")
+    steps: Any = entry.steps
+    if not compiled:
+        report.program_note = "replayed kernel by kernel (--no-compile-plan)"
+    elif host is not None or getattr(backend, "call_spec", None) is None:
+        report.program_note = f"replayed kernel by kernel (the {backend.name} backend compiles no programs)"
+    elif errors_raise():
+        report.program_note = "replayed kernel by kernel (under np.errstate(...='raise'): compiled code raises no FloatingPointError)"
+    else:
+        prog = _program(entry, backend, report)
+        if prog is not None:
+            steps = prog.actions
+            report.program = prog.describe()
         else:
-            _, items, sep, end, line = step
-            parts = []
-            for it in items:
-                if it[0] == "text":
-                    parts.append(it[1])
-                else:
-                    v = values[it[1]] if host is None else host(values[it[1]], _sync_cause("str()/print", line), line=line)
-                    parts.append(str(v[()] if it[2] else v))
-            printed.append(sep.join(parts) + end)
+            report.program_note = entry.program_error or "replayed kernel by kernel (nothing in it compiles)"
+    for step in steps:
+        _step(step, values, backend, report, host, printed)
     return printed
+
+
+def _step(step: tuple, values: dict, backend: Any, report: Any, host: Any, printed: list[str]) -> None:
+    kind = step[0]
+    if kind == "block":
+        blk = step[1]
+        program.run_block(blk, values, report, resolve_value)
+        for s in blk.deferred:
+            _step(s, values, backend, report, host, printed)
+    elif kind == "eval":
+        _, tmpl, leaves, outs, names = step
+        for k, name in zip(tmpl.plan.kernels, names):
+            k.name = name
+        tmpl.run(backend, leaves, [n for n, _ in outs], values, report)
+        for n, ref in outs:
+            if ref is not None:
+                values[ref] = values[n]
+    elif kind == "call":
+        _call(step, values, report)
+    elif kind == "sync":
+        _, node, scalar, convert, expected, cause, line, name = step
+        v = resolve_value(node, values)
+        v = v if host is None else host(v, _sync_cause(cause, line), line=line, name=name)
+        now = convert(v[()] if scalar else v)
+        if not _same(now, expected):
+            raise Abandon(f"line {line} ({cause}): value {_short(expected)} -> {_short(now)}")
+    else:
+        _, items, sep, end, line = step
+        parts = []
+        for it in items:
+            if it[0] == "text":
+                parts.append(it[1])
+            else:
+                v = resolve_value(it[1], values)
+                v = v if host is None else host(v, _sync_cause("str()/print", line), line=line)
+                parts.append(str(v[()] if it[2] else v))
+        printed.append(sep.join(parts) + end)
+
+
+def _program(entry: Entry, backend: Any, report: Any) -> Any:
+    """The entry's tape compiled as a program (made at the first replay that can use one), or None."""
+    if entry.program is None:
+        entry.program = False
+        n = program.launches(entry)
+        if n < program.MIN_LAUNCHES:
+            entry.program_error = (f"{n} kernel launch{'es' * (n != 1)} per replay: replayed kernel by kernel "
+                                   f"(a compiled program pays from {program.MIN_LAUNCHES})")
+            return None
+        t0 = time.perf_counter()
+        try:
+            prog = program.build(entry, backend)
+            if prog is not None:
+                for i, blk in enumerate(prog.blocks):
+                    blk.source, blk.fn = backend.compile_program(blk)
+                    program.name_block(blk, f"program{i}")
+                entry.program = prog
+        except Exception as e:  # noqa: BLE001 - the tape still replays kernel by kernel
+            if os.environ.get("JUPYTER_FUSE_DEBUG"):
+                raise
+            entry.program_error = f"replayed kernel by kernel (compiling it as one program failed: {type(e).__name__}: {e})"
+        report.times["compile"] += time.perf_counter() - t0
+    return entry.program or None
 
 
 def _call(step: tuple, values: dict, report: Any) -> None:

@@ -45,6 +45,9 @@ class FuseMagics(Magics):
     @argument("--no-fuse", action="store_true", help="one kernel per op on the same backend")
     @argument("--no-cache", action="store_true",
               help="trace the cell even if its plan is cached, and do not cache this run")
+    @argument("--no-compile-plan", action="store_true",
+              help="replay kernel by kernel, as the trace launched them, not as one compiled program "
+                   "(for comparison and debugging)")
     @argument("--dry-run", action="store_true",
               help="with -b cupy: compile (NVRTC) every CUDA kernel without a GPU and show the transfers a real "
                    "run would make; the values and the times are NumPy's on the host")
@@ -97,6 +100,8 @@ class FuseMagics(Magics):
         opts: dict[str, Any] = dict(fuse=not args.no_fuse, filename=self._cell_filename(source, number))
         if args.no_cache:
             opts.update(cache=False)
+        if args.no_compile_plan:
+            opts.update(compile_plan=False)
         if args.dry_run or args.keep or args.emulate:
             opts.update(dry_run=args.dry_run, keep=args.keep, emulate=args.emulate)
         status = _Status(self.shell, args.backend)

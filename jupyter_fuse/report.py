@@ -46,6 +46,8 @@ class Report:
     graph: str = ""  # the executed graph, printed like a jaxpr
     # the executed graph as data: {id, op, kind, dtype, shape, args: [ids], lines, kernel, params}
     nodes: list[dict[str, Any]] = field(default_factory=list)
+    program: str = ""  # a replay run as one compiled program: what it ran ("500 iterations of k0, k1")
+    program_note: str = ""  # a replay run kernel by kernel: why not as one program
     graph_truncated: bool = False  # ``nodes`` stops at session.MAX_GRAPH_NODES (a long loop's first ones)
     source: str = ""
     options: dict[str, Any] = field(default_factory=dict)
@@ -55,21 +57,24 @@ class Report:
     # a kernel (or syncs, or falls back) 100,000 times keeps one entry with a count, not 100,000
     _entries: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def launched(self, static: dict, elapsed: float, **extra: Any) -> dict:
+    def launched(self, static: dict, elapsed: float, count: int = 1, **extra: Any) -> dict:
         """One kernel launch. ``static`` is what every launch of this kernel shares (name, ops, lines,
-        bytes, source); a kernel that already ran in this cell counts into its entry (``launches``,
+        bytes, source); ``count`` launches at once (a compiled program's loop); a kernel that already ran
+        in this cell counts into its entry (``launches``,
         total ``time`` and bytes), so ``kernels`` counts launches and ``kernel_list`` kernels. Returns the
         entry (a backend may add what it measures afterwards)."""
-        self.kernels += 1
+        self.kernels += count
         e = self._entries.get(("k", static["name"]))
         if e is None:
-            e = self._entries[("k", static["name"])] = {**static, "time": elapsed, **extra, "launches": 1}
+            e = self._entries[("k", static["name"])] = {**static, "time": elapsed, **extra, "launches": count}
+            if count > 1:
+                e["bytes_read"], e["bytes_written"] = static["bytes_read"] * count, static["bytes_written"] * count
             self.kernel_list.append(e)
             return e
-        e["launches"] += 1
+        e["launches"] += count
         e["time"] += elapsed
-        e["bytes_read"] += static["bytes_read"]
-        e["bytes_written"] += static["bytes_written"]
+        e["bytes_read"] += static["bytes_read"] * count
+        e["bytes_written"] += static["bytes_written"] * count
         if extra.get("compile_time"):
             e["compile_time"] = e.get("compile_time", 0.0) + extra["compile_time"]
         return e
@@ -208,6 +213,8 @@ def cache_phrase(d: dict[str, Any]) -> str:
     state, reasons = d.get("cache", "off"), _unique(d.get("miss_reasons") or [])
     more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
     if state == "hit":
+        if d.get("program"):  # the teaching point: the Python loop is gone
+            return f"replayed as one compiled program ({d['program']})"
         return "replayed (every guard held)"
     if state == "miss":
         if not reasons or all(r.startswith(FIRST_RUN) for r in reasons):

@@ -27,7 +27,7 @@ class KernelCountError(AssertionError):
 
 def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy", *, fuse: bool = True,
              expect_kernels: int | None = None, filename: str | None = None, cache: bool = True,
-             dry_run: bool = False, keep: bool = False, emulate: bool = False) -> Report:
+             dry_run: bool = False, keep: bool = False, emulate: bool = False, compile_plan: bool = True) -> Report:
     """Run ``source`` lazily against ``namespace`` (modified in place) and return its Report.
 
     The value of a final expression statement is ``report.result`` (as IPython
@@ -37,13 +37,14 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
 
     With ``cache`` (the default) a re-run whose guards all hold replays the
     recorded plan without running the cell's Python (``report.cache == "hit"``);
-    ``cache=False`` neither uses nor fills the plan cache. ``dry_run``, ``emulate`` and ``keep``
+    ``cache=False`` neither uses nor fills the plan cache; ``compile_plan=False`` replays kernel by
+    kernel (not as one compiled program). ``dry_run``, ``emulate`` and ``keep``
     are the cupy backend's (see ``get_backend``).
     """
     __tracebackhide__ = True  # IPython shows the user's frames, not ours
     namespace = {} if namespace is None else namespace
     engine = get_backend(backend, dry_run=dry_run, keep=keep, emulate=emulate)
-    options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels}
+    options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels, "compile_plan": compile_plan}
     if engine.name == "cupy":
         options.update(dry_run=dry_run, keep=keep, emulate=emulate)
     key = (source, engine.name + " --emulate" * emulate, fuse, dry_run, keep)  # (emulated plans are cached apart)
@@ -114,7 +115,7 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     report = Report(backend=engine.name)
     report.source, report.options = source, options
     try:
-        result = replay(entry, namespace, engine, report)
+        result = replay(entry, namespace, engine, report, compiled=options.get("compile_plan", True))
     except Abandon as e:
         return None, [str(e)]
     except Exception as e:  # noqa: BLE001 - nothing was written: trace the cell instead

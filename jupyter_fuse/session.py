@@ -154,7 +154,9 @@ class Session:
             if spot == self._spot or self.pending > 4 * BOUND:
                 self.flush()
                 self._spot, self._retarget = None, False
-            elif not self._retarget:  # the chunk started outside the loop: aim at a point inside it
+            elif not self._retarget and (buf.node.op == "setitem" or self.pending > 2 * BOUND):
+                # the chunk started outside the loop: aim at a point inside it, after a store if
+                # there is one (a statement's end: no expression is cut in two)
                 self._spot, self._retarget = spot, True
         elif self._spot is None:
             self._spot = (self.line(), self._lasti)

@@ -137,6 +137,52 @@ class CpuBackend:
 
         return launch
 
+    # -- replays compiled as one program (backends/cpu_program.py) ---------------------
+    def call_spec(self, kernel: Kernel, plan: Any) -> "CallSpec | None":
+        """How a program calls this kernel (the launcher's arguments, as data), or None: it cannot
+        be called from compiled code (a NumPy kernel, a strided storage read as an array)."""
+        if kernel.kind == "single":
+            return None
+        try:
+            rendered = self._render(kernel)
+        except CannotRender:
+            return None
+        size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
+        parallel = size >= PARALLEL_MIN and self._numba.get_num_threads() > 1
+        module = _load(rendered.source)
+        args: list[tuple] = [("const", int(d)) for d in kernel.shape]
+        args += [("param", param_value(node, dtype)) for node, dtype in rendered.params]
+        for (node, _), flat in zip(rendered.reads, rendered.flat):
+            if flat is None:
+                return None
+            args.append(("read", node.storage(), tuple([flat[0]] + [flat[1][d] for d in flat[2]])))
+        args += [("out", n) for n in rendered.outputs]
+        if kernel.kind == "scatter":
+            scatter = next(n for n in kernel.nodes if n.op == "setitem")
+            if scatter.layout is not None:  # (a destination kept in Fortran order: launched alone)
+                return None
+            args.append(("dst", scatter.args[0], scatter, scatter in plan.inplace,
+                         tuple([rendered.dst[0]] + [rendered.dst[1][d] for d in rendered.dst[2]])))
+        if rendered.needs_threads:
+            args.append(("const", self._numba.get_num_threads() if parallel else 1))
+        read_bytes = sum(n.nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))
+        written = sum(n.nbytes for n in rendered.outputs) + (
+            int(np.prod(scatter.params[1], dtype=np.int64)) * scatter.dtype.itemsize if kernel.kind == "scatter" else 0)
+        entry = kernel_entry(kernel, 0.0, read_bytes, rendered.source, written=written, parallel=parallel)
+        fn = module.kernel_par if parallel else module.kernel_seq
+        # two calls are the same call when all but their arrays are (a loop's iterations)
+        key = (id(fn),) + tuple((a[0], a[1]) if a[0] == "const" else (a[0], type(a[1]), repr(a[1])) if a[0] == "param"
+                               else (a[0], a[2]) if a[0] == "read" else (a[0], a[1].shape, a[1].dtype) if a[0] == "out"
+                               else (a[0], a[2].dtype, a[2].shape, a[3], a[4]) for a in args)
+        return CallSpec(fn, args, entry, key)
+
+    def compile_program(self, blk: Any) -> tuple[str, Any]:
+        """A replay's block (``program.Block``) as one numba function: (its source, the function)."""
+        from .cpu_program import compile_source, emit
+
+        source, kernels = emit(blk)
+        return source, compile_source(source, kernels)
+
     def _render(self, kernel: Kernel) -> Rendered:
         """Rendering is pure: a kernel of the same nodes (hash-consed) renders the same source."""
         key = (kernel.kind, kernel.shape, kernel.axes, tuple(kernel.nodes), tuple(kernel.outputs),
@@ -172,6 +218,18 @@ class CpuBackend:
             timer.cancel()
         how = "disk" if sum(disp.stats.cache_hits.values()) > hits else "compiled"
         return disp.overloads[sig].entry_point, time.perf_counter() - t0, how
+
+
+class CallSpec:
+    """One kernel as a compiled program calls it: its dispatcher, and its arguments in order —
+    ("const", int), ("param", typed scalar), ("read", storage node, flat offset and strides),
+    ("out", node), ("dst", destination storage node, the setitem node, in place?, offset and
+    strides), with ``entry`` the report's entry for a launch."""
+
+    __slots__ = ("fn", "args", "entry", "key")
+
+    def __init__(self, fn: Any, args: list[tuple], entry: dict, key: tuple) -> None:
+        self.fn, self.args, self.entry, self.key = fn, args, entry, key
 
 
 _MODULES: dict[str, ModuleType] = {}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "jupyter_fuse"
-ALLOWED = {"ir", "ops", "fuse", "views", "buffers", "report", "fperrors", "progress", "fmt", "backends"}
+ALLOWED = {"ir", "ops", "fuse", "views", "buffers", "report", "fperrors", "progress", "fmt", "program", "backends"}
 
 
 def _is_module(name: str) -> bool:

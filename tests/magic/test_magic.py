@@ -220,3 +220,19 @@ def test_the_readme_leads_with_the_default_backend():
     first = readme[readme.index("%%fuse"):].splitlines()[0]
     assert first == "%%fuse"  # not `-b numpy`: the reference backend fuses nothing
     assert "y = np.sin(x) ** 2 + np.cos(x) ** 2" in readme and "5 ops -> 1 kernel" in readme
+
+
+def test_no_compile_plan_replays_kernel_by_kernel(ip):
+    """A loop's replay runs as one compiled program, unless --no-compile-plan asks for kernels."""
+    cell = "for i in range(40):\n    x[1:] = x[1:] * 0.5 + x[:-1]\n"
+    ip.run_cell_magic("fuse", "-q -b cpu -o r", cell)
+    ip.run_cell_magic("fuse", "-q -b cpu --no-compile-plan -o r", cell)
+    slow = ip.user_ns["r"]
+    assert slow.cache == "hit" and not slow.program and "--no-compile-plan" in slow.program_note
+    ip.run_cell_magic("fuse", "-q -b cpu -o r", cell)
+    fast = ip.user_ns["r"]
+    assert fast.cache == "hit" and "40 iterations of (k0)" in fast.program and not fast.program_note
+    expect = np.arange(6.0)
+    for _ in range(120):
+        expect[1:] = expect[1:] * 0.5 + expect[:-1]
+    np.testing.assert_allclose(ip.user_ns["x"], expect)

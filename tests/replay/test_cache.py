@@ -253,11 +253,26 @@ def test_recompile_storm_warns_with_advice():
 
 
 def test_replay_on_cpu_backend_launches_cached_kernels():
+    """Kernel by kernel, a replay compiles nothing; as one program, it compiles the program once."""
     twin = Twin(lambda: {"np": np, "x": np.linspace(0, 1, 64), "b": np.ones(64)}, backend="cpu")
-    src = "y = np.sin(x) * 2 + b\nx += 1\nprint(y.max())"
+    src = "for i in range(40):\n    y = np.sin(x) * 2 + b\n    x += 1\nprint(y.max())"
+    twin.run(src)
+    r = twin.run(src, compile_plan=False)
+    assert r.cache == "hit" and r.kernels >= 1 and r.times["compile"] == 0 and not r.program
+    assert "--no-compile-plan" in r.program_note
+    first, again = twin.run(src), twin.run(src)
+    assert first.program.startswith("compiled: ") and first.times["compile"] > 0 and "40 iterations" in first.program
+    assert again.cache == "hit" and again.kernels == first.kernels and again.times["compile"] == 0
+    assert again.kernel_list[-1]["kind"] == "program" and "for " in again.kernel_list[-1]["source"]
+
+
+def test_a_short_tape_replays_kernel_by_kernel_and_says_why():
+    twin = Twin(lambda: {"np": np, "x": np.linspace(0, 1, 64)}, backend="cpu")
+    src = "y = np.tanh(x) * 1.5 - x"
     twin.run(src)
     r = twin.run(src)
-    assert r.cache == "hit" and r.kernels >= 1 and r.times["compile"] == 0
+    assert r.cache == "hit" and r.times["compile"] == 0 and not r.program
+    assert "1 kernel launch per replay" in r.program_note
 
 
 def test_fuse_cache_magic():

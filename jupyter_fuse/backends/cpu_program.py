@@ -1,0 +1,146 @@
+"""A block of a replay (``program.Block``) as one numba function.
+
+Every array is a flat variable in memory order; a kernel is called as its launcher would call it
+(``CpuBackend.call_spec``: shapes, scalars, flat reads with their offsets and strides, outputs,
+a destination), and a rolled-up loop is a ``for`` around one copy of its body, the arrays that
+pass from one iteration to the next carried in variables. A sample, a 1-D Jacobi loop of 500
+steps (two scatter kernels a step, ``B[1:-1] = 0.33 * (A[:-2] + A[1:-1] + A[2:])`` and back)::
+
+    def program(x1, x2, p0):
+        c1_0 = x1
+        for _t1 in range(500):
+            b1_0_0 = c1_0.copy()
+            k0(998, p0, x2, 0, x2, 1, x2, 2, b1_0_0, 1)
+            ...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..program import Block, Instr, Loop
+
+
+def emit(blk: Block) -> tuple[str, dict[str, Any]]:
+    """The block's source and the kernels it calls (name -> dispatcher); fills ``blk.params``."""
+    e = _Emitter(blk)
+    names: dict[int, str] = {v: f"x{v}" for v, _ in blk.inputs}  # variable -> its name
+    for part in blk.parts:
+        outs = e.unit(part, [names[v] for v in part.ins], 1, f"v{e.fresh()}_")
+        names.update(zip(part.outs, outs))
+    ret = [names[v] for v, _ in blk.outputs]
+    e.lines.append("    return (" + "".join(f"{r}, " for r in ret) + ")")  # (always a tuple)
+    args = [f"x{v}" for v, _ in blk.inputs] + [f"p{i}" for i in range(len(blk.params))]
+    return "\n".join([f"def program({', '.join(args)}):"] + e.lines) + "\n", e.kernels
+
+
+class _Emitter:
+    def __init__(self, blk: Block) -> None:
+        self.blk = blk
+        self.lines: list[str] = []
+        self.kernels: dict[str, Any] = {}
+        self._fn: dict[int, str] = {}
+        self._param: dict[tuple, int] = {}
+        self._count = 0
+
+    def fresh(self) -> int:
+        self._count += 1
+        return self._count
+
+    def fn(self, spec: Any) -> str:
+        name = self._fn.get(id(spec.fn))
+        if name is None:
+            name = self._fn[id(spec.fn)] = f"k{len(self._fn)}"
+            self.kernels[name] = spec.fn
+        return name
+
+    def param(self, value: Any) -> str:
+        key = (type(value), repr(value))  # (0.0 and -0.0, and NaNs, kept apart)
+        i = self._param.get(key)
+        if i is None:
+            i = self._param[key] = len(self.blk.params)
+            self.blk.params.append(value)
+        return f"p{i}"
+
+    def unit(self, u: Any, ins: list[str], indent: int, prefix: str) -> list[str]:
+        """Emit an instruction or a loop reading ``ins`` (names, in the unit's ``ins`` order);
+        returns the names of its ``outs``."""
+        return self.loop(u, ins, indent, prefix) if isinstance(u, Loop) else self.call(u, ins, indent, prefix)
+
+    def call(self, instr: Instr, ins: list[str], indent: int, prefix: str) -> list[str]:
+        pad = "    " * indent
+        reads = iter(ins)
+        outs = iter(instr.outs)
+        names: list[str] = []
+        args: list[str] = []
+        for a in instr.spec.args:
+            kind = a[0]
+            if kind == "const":  # (an argument, not a literal: numba would compile a kernel per literal)
+                args.append(self.param(np.int64(a[1])))
+            elif kind == "param":
+                args.append(self.param(a[1]))
+            elif kind == "read":
+                args.append(next(reads))
+                args += [self.param(np.int64(x)) for x in a[2]]
+            elif kind == "out":
+                var = next(outs)
+                name = f"{prefix}{len(names)}"
+                dtype, size = self.blk.vars[var]
+                self.lines.append(f"{pad}{name} = np.empty({size}, np.{_typename(dtype)})")
+                names.append(name)
+                shape = a[1].shape
+                args.append(name if len(shape) <= 1 else f"{name}.reshape({shape!r})")
+            elif kind == "dst":
+                src = next(reads)
+                next(outs)
+                if a[3]:  # in place: the destination is dead after this write
+                    name = src
+                else:
+                    name = f"{prefix}{len(names)}"
+                    self.lines.append(f"{pad}{name} = {src}.copy()")
+                names.append(name)
+                args.append(name)
+                args += [self.param(np.int64(x)) for x in a[4]]
+        self.lines.append(f"{pad}{self.fn(instr.spec)}({', '.join(args)})")
+        return names
+
+    def loop(self, loop: Loop, ins: list[str], indent: int, prefix: str) -> list[str]:
+        pad = "    " * indent
+        tag = self.fresh()
+        carried = {slot: f"c{tag}_{slot[0]}_{slot[1]}" for slot in loop.carried}
+        for slot, name in carried.items():
+            i = loop.carried[slot]
+            if i >= 0:
+                self.lines.append(f"{pad}{name} = {ins[i]}")
+            else:  # only read after the loop: a placeholder of its type until the first iteration
+                dtype = self.blk.vars[_slot_var(loop, slot)][0]
+                self.lines.append(f"{pad}{name} = np.empty(0, np.{_typename(dtype)})")
+        self.lines.append(f"{pad}for _t{tag} in range({loop.count}):")
+        body: dict[tuple[int, int], str] = {}
+        for j, (u, reads) in enumerate(loop.body):
+            names = [body[(r[1], r[2])] if r[0] == "in" else carried[(r[1], r[2])] if r[0] == "prev"
+                     else ins[r[1]] for r in reads]
+            outs = self.unit(u, names, indent + 1, f"b{tag}_{j}_")
+            body.update({(j, q): name for q, name in enumerate(outs)})
+        for slot, name in carried.items():
+            self.lines.append(f"{pad}    {name} = {body[slot]}")
+        return [carried[slot] for slot in loop.out_slots]
+
+
+def _slot_var(loop: Loop, slot: tuple[int, int]) -> int:
+    return loop.outs[loop.out_slots.index(slot)]
+
+
+def _typename(dtype: np.dtype) -> str:
+    return "bool_" if dtype == np.bool_ else dtype.name
+
+
+def compile_source(source: str, kernels: dict[str, Any]) -> Any:
+    """The program as a numba function (compiled at its first call)."""
+    from numba import njit
+
+    namespace: dict[str, Any] = {"np": np, **kernels}
+    exec(compile(source, "<jupyter_fuse program>", "exec"), namespace)  # noqa: S102 - our generated code
+    return njit(namespace["program"])

@@ -1,0 +1,479 @@
+"""A replay compiled as one program: the tape's kernels in order, loops rolled back up.
+
+A replay walks its tape (``cache.Tape``) in Python: one launch per kernel, a dict of values
+between them. Here the tape's kernels become *instructions* over numbered variables (one per
+array a kernel writes, SSA: written once), runs of them become *blocks* that a backend compiles
+into one function (``backends/cpu_program.py``: one numba function), and a block whose
+instructions repeat — the same kernels, their arrays rotating from one iteration to the next, as a
+time-stepping loop's do — holds a loop of ``T`` iterations around one copy of the body instead of
+``T`` copies. What Python needs to see (a sync's value, a print, a call that runs outside the
+trace) is read from the block's outputs after it ran, or ends the block.
+
+Backend-neutral: a backend that can compile programs has ``call_spec(kernel, plan)`` (how a
+program calls one kernel, or None) and ``compile_program(source, kernels)``; this module decides
+what goes in a block and how it loops, the backend's ``emit`` writes it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .ir import Node
+from .views import c_strides
+
+MIN_REPEATS = 3  # a stretch repeating fewer times stays unrolled
+# A program costs a numba compile (0.3 s for one kernel, seconds for a long loop body) and saves the
+# launches' Python (~15 us each) on every replay: a tape of a few kernels replays kernel by kernel.
+MIN_LAUNCHES = 32
+MAX_PERIOD = 4096  # units in a loop body we look for
+
+
+@dataclass
+class Instr:
+    """One kernel launch: its call (the backend's spec), the variables it reads (in the order of the
+    spec's reads, then a destination's storage) and writes (outputs, then the destination)."""
+    spec: Any
+    name: str  # the kernel's name in the cell's report
+    ins: list[int]
+    outs: list[int]
+
+
+@dataclass
+class Loop:
+    """``count`` iterations of ``body``, one unit of a block like an instruction, with ``ins`` (the
+    variables it reads from before it) and ``outs`` (what its last iteration leaves for after it).
+
+    Each body unit's reads are ``("in", j, q)`` (output ``q`` of body unit ``j``, this iteration),
+    ``("prev", j, q)`` (the same, last iteration: a carried variable, first set from ``ins``), or
+    ``("ext", i)`` (``ins[i]``, the same every iteration). ``carried`` lists the (j, q) slots that
+    pass between iterations or out of the loop, with the index in ``ins`` they start from (-1: only
+    read after the loop); ``outs`` are the slots read after it, in order."""
+    count: int
+    body: list[tuple[Any, list]]  # (Instr or Loop, its reads)
+    carried: dict[tuple[int, int], int]
+    ins: list[int]
+    outs: list[int]
+    out_slots: list[tuple[int, int]]
+    key: tuple = ()
+
+
+@dataclass
+class Block:
+    """A run of instructions compiled as one function."""
+    parts: list[Any] = field(default_factory=list)  # Instr, or Loop
+    inputs: list[tuple[int, Node]] = field(default_factory=list)  # variables read from the replay's values
+    outputs: list[tuple[int, list[Node]]] = field(default_factory=list)  # variables the values get back
+    params: list[Any] = field(default_factory=list)  # the kernels' scalar arguments, in order
+    vars: dict[int, tuple[np.dtype, int]] = field(default_factory=dict)  # variable -> (dtype, size)
+    deferred: list[tuple] = field(default_factory=list)  # syncs and prints, checked after the block ran
+    names: dict[Node, int] = field(default_factory=dict)  # instance node -> the variable holding it
+    launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
+    source: str = ""
+    fn: Any = None
+    entry: dict = field(default_factory=dict)  # the report's entry for the whole block
+    called: bool = False
+
+
+class Program:
+    """A tape as blocks and Python steps; ``run`` is what a replay calls instead of walking the tape."""
+
+    def __init__(self, actions: list[tuple]) -> None:
+        self.actions = actions  # ("block", Block) | a tape step run as before
+
+    @property
+    def blocks(self) -> list[Block]:
+        return [a[1] for a in self.actions if a[0] == "block"]
+
+    def describe(self) -> str:
+        """In words: what runs compiled (``500 iterations of (k0, k1)``) and what Python still runs."""
+        out = []
+        for a in self.actions:
+            if a[0] == "block":
+                out.append(f"compiled: {describe_units(a[1].parts)}")
+            elif not out or not out[-1].startswith(f"python: {a[0]}"):
+                out.append(f"python: {a[0]}")
+        return "; ".join(out)
+
+
+# -- building --------------------------------------------------------------------------------
+
+class _Builder:
+    def __init__(self, backend: Any, effects_reads: set[Node]) -> None:
+        self.backend = backend
+        self.actions: list[tuple] = []
+        self.block: Block | None = None
+        self.var_of: dict[Node, int] = {}  # instance node -> variable, in the open block
+        self.made: dict[int, list[Node]] = {}  # variable -> the instance nodes it holds
+        self.count = 0
+        self.specs: dict[tuple[int, int], Any] = {}
+        self.effects_reads = effects_reads
+
+    def new_var(self, node: Node) -> int:
+        self.count += 1
+        v = self.count
+        self.block.vars[v] = (node.dtype, max(node.size, 1))
+        return v
+
+    def read(self, node: Node) -> int:
+        """The variable holding ``node`` (a storage), an input of the block if it is not made here."""
+        v = self.var_of.get(node)
+        if v is None:
+            v = self.var_of[node] = self.new_var(node)
+            self.block.inputs.append((v, node))
+        return v
+
+    def close(self) -> None:
+        if self.block is not None and self.block.parts:
+            self.block.names = dict(self.var_of)
+            self.actions.append(("block", self.block))
+        elif self.block is not None:  # nothing compiled: its deferred steps run as they are
+            self.actions.extend(self.block.deferred)
+        self.block, self.var_of, self.made = None, {}, {}
+
+    def eval_step(self, step: tuple) -> None:
+        _, tmpl, leaves, outs, names = step
+        plan = tmpl.plan
+        specs = []
+        for i, k in enumerate(plan.kernels):
+            key = (id(plan), i)
+            if key not in self.specs:
+                self.specs[key] = self.backend.call_spec(k, plan)
+            specs.append(self.specs[key])
+        if any(sp is None for sp in specs) or not _writes_c_ordered(tmpl, leaves, specs):
+            self.close()
+            self.actions.append(step)
+            return
+        if self.block is None:
+            self.block = Block()
+        frame = tmpl.frame
+        local: dict[Node, Node] = {frame[i]: n for i, n in zip(tmpl.leaves, leaves)}
+        local.update({frame[i]: n for i, (n, _) in zip(tmpl.outs, outs)})
+        mine: dict[Node, int] = {}  # this step's nodes (frame's) -> variables
+
+        def var(node0: Node) -> int:
+            v = mine.get(node0)
+            if v is None:
+                inst = local.get(node0)
+                v = mine[node0] = self.read(inst) if inst is not None else -1
+            return v
+
+        for k, spec, name in zip(plan.kernels, specs, names):
+            ins, outs_v = [], []
+            for a in spec.args:
+                if a[0] == "read":
+                    ins.append(var(a[1]))
+                elif a[0] == "out":
+                    v = self.new_var(a[1])
+                    mine[a[1]] = v
+                    outs_v.append(v)
+                elif a[0] == "dst":
+                    src = var(a[1])
+                    ins.append(src)
+                    v = self.new_var(a[2])
+                    mine[a[2]] = v
+                    outs_v.append(v)
+            if any(v == -1 for v in ins):  # a value the step reads that no step made: not expected
+                raise ValueError(f"kernel {name}: a read has no value")
+            self.block.parts.append(Instr(spec, name, ins, outs_v))
+        for node0, inst in local.items():  # what the cell keeps under the replay's names
+            if node0 in mine and inst not in self.var_of:
+                self.var_of[inst] = mine[node0]
+        for n, ref in outs:
+            if ref is not None and n in self.var_of:
+                self.var_of[ref] = self.var_of[n]
+
+    def deferred(self, step: tuple) -> None:
+        if self.block is None:
+            self.actions.append(step)
+        else:
+            self.block.deferred.append(step)
+
+    def finish(self) -> list[tuple]:
+        self.close()
+        return self.actions
+
+
+def _writes_c_ordered(tmpl: Any, leaves: list[Node], specs: list) -> bool:
+    """A program holds arrays flat, in memory order, and copies a destination before writing it as
+    it is: a write into a storage that is not C-ordered (a Fortran-ordered input) stays with the
+    launchers, which copy it C-ordered first."""
+    local = {tmpl.frame[i]: n for i, n in zip(tmpl.leaves, leaves)}
+    for spec in specs:
+        for a in spec.args:
+            if a[0] == "dst" and a[1] in local:
+                n = local[a[1]]
+                if n.layout is not None and tuple(n.layout[1]) != c_strides(n.shape, n.dtype.itemsize):
+                    return False
+    return True
+
+
+def launches(entry: Any) -> int:
+    """The kernel launches of one replay of the entry's tape."""
+    return sum(len(step[1].plan.kernels) for step in entry.steps if step[0] == "eval")
+
+
+def build(entry: Any, backend: Any) -> Program | None:
+    """The entry's tape as a program for ``backend``, or None when nothing in it compiles."""
+    if getattr(backend, "call_spec", None) is None:
+        return None
+    buffers = entry.effects[0]
+    effects_reads = {node for node, *_ in buffers} | {node for node, _ in entry.slots}
+    b = _Builder(backend, effects_reads)
+    for step in entry.steps:
+        kind = step[0]
+        if kind == "eval":
+            b.eval_step(step)
+        elif kind in ("sync", "print"):
+            b.deferred(step)
+        else:  # a call outside the trace: Python, between blocks
+            b.close()
+            b.actions.append(step)
+    actions = b.finish()
+    if not any(a[0] == "block" for a in actions):
+        return None
+    _outputs(actions, effects_reads)
+    for a in actions:
+        if a[0] == "block":
+            a[1].parts = roll(a[1].parts, {v for v, _ in a[1].outputs})
+            _launches(a[1])
+    return Program(actions)
+
+
+def _reads(step: tuple) -> set[Node]:
+    """The storage nodes a Python step reads (views are made from their storage)."""
+    kind = step[0]
+    if kind == "eval":
+        return {n.storage() for n in step[2]}
+    if kind == "sync":
+        return {step[1].storage()}
+    if kind == "print":
+        return {it[1].storage() for it in step[1] if it[0] != "text"}
+    if kind == "call":
+        out = {_m.storage() for _m in _nodes(step[2])}
+        if step[3] is not None:
+            out.add(step[3][0].storage())
+        return out
+    return set()
+
+
+def _nodes(r: Any) -> list[Node]:
+    if not isinstance(r, tuple) or not r:
+        return []
+    if r[0] == "node":
+        return [r[1]]
+    if r[0] in ("tuple", "list"):
+        return [n for p in r[1] for n in _nodes(p)]
+    if r[0] == "dict":
+        return [n for _, p in r[1] for n in _nodes(p)]
+    return []
+
+
+def _outputs(actions: list[tuple], effects_reads: set[Node]) -> None:
+    """Each block hands back exactly what something after it reads (a later step, a later block,
+    the effects), and what its own deferred syncs and prints read."""
+    later = set(effects_reads)
+    for a in reversed(actions):
+        if a[0] != "block":
+            later |= _reads(a)
+            continue
+        blk = a[1]
+        wanted = later | {n for s in blk.deferred for n in _reads(s)}
+        made: dict[int, list[Node]] = {}
+        inputs = {v for v, _ in blk.inputs}
+        for node, v in blk.names.items():
+            if node in wanted and v not in inputs:
+                made.setdefault(v, []).append(node)
+        blk.outputs = sorted(made.items())
+        later |= {n for _, n in blk.inputs}
+
+
+# -- loops ------------------------------------------------------------------------------------
+
+def roll(units: list[Any], live_out: set[int]) -> list[Any]:
+    """The units (instructions, loops), with repeating stretches as ``Loop``s, nested: a pass rolls
+    the stretch covering the most units, recursing before and after it, and passes repeat until
+    nothing rolls (an inner loop first, then the loop around it). ``live_out``: variables read
+    after these units."""
+    while True:
+        rolled = _roll_once(units, live_out)
+        if len(rolled) == len(units):
+            return rolled
+        units = rolled
+
+
+def _roll_once(units: list[Any], live_out: set[int]) -> list[Any]:
+    n = len(units)
+    if n < MIN_REPEATS:
+        return list(units)
+    keys = [_key(u) for u in units]
+    best = None  # (covered, start, period, count, loop)
+    for period in _periods(keys):
+        i = 0
+        while i + period < n:  # runs where the unit `period` later is the same
+            if keys[i] != keys[i + period]:
+                i += 1
+                continue
+            j = i
+            while j + period < n and keys[j] == keys[j + period]:
+                j += 1
+            count = (j - i) // period + 1  # the run repeats [i, i + period) this many times
+            if count >= MIN_REPEATS and (best is None or count * period > best[0]):
+                for start in range(i, min(i + period, j + period - count * period + 1)):
+                    loop = _loop(units, start, period, count, live_out)  # (the first phase that flows)
+                    if loop is not None:
+                        best = (count * period, start, period, count, loop)
+                        break
+            i = j + 1
+    if best is None:
+        return list(units)
+    _, start, period, count, loop = best
+    end = start + period * count
+    head_live = live_out | {v for u in units[start:] for v in u.ins}
+    return _roll_once(units[:start], head_live) + [loop] + _roll_once(units[end:], live_out)
+
+
+def _periods(keys: list) -> list[int]:
+    """Candidate loop periods: the distances at which a unit recurs, most frequent first."""
+    last: dict[Any, int] = {}
+    gaps: dict[int, int] = {}
+    for i, k in enumerate(keys):
+        j = last.get(k)
+        if j is not None and i - j <= MAX_PERIOD:
+            gaps[i - j] = gaps.get(i - j, 0) + 1
+        last[k] = i
+    top = [p for p, c in sorted(gaps.items(), key=lambda pc: -pc[1]) if c >= MIN_REPEATS - 1][:6]
+    # a body of two same kernels whose buffers swap (A from B, then B from A) recurs every kernel
+    # but flows every second one: multiples are candidates too
+    return list(dict.fromkeys(m * p for p in top for m in (1, 2, 3, 4) if m * p <= MAX_PERIOD))
+
+
+def _key(u: Any) -> tuple:
+    return u.key if isinstance(u, Loop) else (u.spec.key, len(u.ins), len(u.outs))
+
+
+def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[int]) -> Loop | None:
+    """The stretch as a loop, if its data flows the same way every iteration."""
+    where: dict[int, tuple[int, int, int]] = {}  # variable -> (iteration, position, slot)
+    for k in range(count):
+        for j in range(period):
+            for q, v in enumerate(units[start + k * period + j].outs):
+                where[v] = (k, j, q)
+    forms: list[list] = []
+    for k in range(count):
+        form = []
+        for j in range(period):
+            reads = []
+            for v in units[start + k * period + j].ins:
+                w = where.get(v)
+                if w is None:
+                    reads.append(("ext", v))
+                elif w[0] == k and w[1] < j:
+                    reads.append(("in", w[1], w[2]))
+                elif w[0] == k - 1:
+                    reads.append(("prev", w[1], w[2]))
+                else:
+                    return None  # reads an older iteration's value: not a rotation of buffers
+            form.append(reads)
+        forms.append(form)
+    body = forms[1]
+    if any(f != body for f in forms[2:]):
+        return None
+    ins: list[int] = []
+    index: dict[int, int] = {}
+
+    def ext(v: int) -> int:
+        if v not in index:
+            index[v] = len(ins)
+            ins.append(v)
+        return index[v]
+
+    carried: dict[tuple[int, int], int] = {}
+    for r0, r1 in zip(forms[0], body):
+        for a, b in zip(r0, r1):
+            if b[0] == "prev":
+                if a[0] != "ext":
+                    return None
+                carried[(b[1], b[2])] = ext(a[1])
+            elif a != b:
+                return None
+    body_forms = [[("ext", ext(r[1])) if r[0] == "ext" else r for r in reads] for reads in body]
+    last = count - 1
+    later = {v for u in units[start + period * count:] for v in u.ins} | live_out
+    outs, out_slots = [], []
+    for v, (k, j, q) in sorted(where.items(), key=lambda kv: kv[1]):
+        if v in later:
+            if k != last:
+                return None  # an earlier iteration's value is read after the loop
+            carried.setdefault((j, q), -1)
+            outs.append(v)
+            out_slots.append((j, q))
+    bodyunits = [units[start + j] for j in range(period)]
+    key = ("loop", count, tuple(_key(u) for u in bodyunits), tuple(tuple(f) for f in body_forms),
+           tuple(sorted(carried.items())), tuple(out_slots))
+    return Loop(count, list(zip(bodyunits, body_forms)), carried, ins, outs, out_slots, key)
+
+
+# -- running ----------------------------------------------------------------------------------
+
+def _launches(blk: Block) -> None:
+    counts: dict[str, list] = {}
+
+    def walk(units: list[Any], times: int) -> None:
+        for u in units:
+            if isinstance(u, Loop):
+                walk([b for b, _ in u.body], times * u.count)
+            else:
+                got = counts.setdefault(u.name, [dict(u.spec.entry, name=u.name), 0])
+                got[1] += times
+
+    walk(blk.parts, 1)
+    blk.launches = [(e, n) for e, n in counts.values()]
+
+
+def describe_units(units: list[Any]) -> str:
+    """``k0; 500 iterations of (k1, k2; 50 iterations of (k3))``."""
+    out = []
+    for u in units:
+        if isinstance(u, Loop):
+            out.append(f"{u.count} iterations of ({describe_units([b for b, _ in u.body])})")
+        else:
+            out.append(u.name)
+    return ", ".join(out)
+
+
+def name_block(blk: Block, name: str) -> None:
+    """The block's entry in a replay's report: the kernels it runs, its source; its launch is the
+    one timed (its kernels' launches are counted in their own entries)."""
+    names = [e["name"] for e, _ in blk.launches]
+    blk.entry = {"name": name, "kind": "program", "ops": names, "loops": describe_units(blk.parts),
+                 "lines": sorted({ln for e, _ in blk.launches for ln in e.get("lines", [])}),
+                 "bytes_read": 0, "bytes_written": 0, "source": blk.source}
+
+
+def run_block(blk: Block, values: dict, report: Any, resolve: Any) -> None:
+    """The block's compiled function on the replay's values; its outputs go back into them."""
+    args = []
+    for _, node in blk.inputs:
+        arr = np.asarray(resolve(node, values))
+        if arr.ndim != 1 or not arr.flags.c_contiguous:
+            arr = arr.ravel(order="K")
+        if not arr.flags.writeable:  # (a read-only input would give the program another type)
+            arr = arr.copy()
+        args.append(arr)
+    t0 = time.perf_counter()
+    got = blk.fn(*args, *blk.params)
+    elapsed = time.perf_counter() - t0
+    if not blk.called:  # the first call compiles the program (numba compiles at a first call)
+        blk.called = True
+        report.times["compile"] += elapsed
+    for (v, nodes), arr in zip(blk.outputs, got):
+        for n in nodes:
+            values[n] = arr.reshape(n.shape)
+    report.times["run"] += elapsed
+    for e, n in blk.launches:  # (each kernel's time is the program's: it is reported once, there)
+        report.launched(e, 0.0, count=n)
+    report.launched(blk.entry, elapsed, count=0)
