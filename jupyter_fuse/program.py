@@ -50,6 +50,7 @@ class Instr:
     name: str  # the kernel's name in the cell's report
     ins: list[int]
     outs: list[int]
+    kid: int = -1  # its key's number in its block (``_kid``)
 
 
 @dataclass
@@ -78,6 +79,7 @@ class Loop:
     # how far they move per iteration: a loop over columns or shifted windows, not only time steps
     base: tuple[int, ...] = ()
     deltas: list[tuple[int, ...]] = field(default_factory=list)
+    kid: int = -1
 
 
 @dataclass
@@ -92,6 +94,7 @@ class Block:
     aliases: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     returns: list[int] = field(default_factory=list)  # the variables the compiled function returns
     picks: list[tuple[int, int, int]] = field(default_factory=list)  # per output: (return, offset, size; -1: all)
+    key_ids: dict[tuple, int] = field(default_factory=dict)  # unit keys, numbered (``_kid``)
     deferred: list[tuple] = field(default_factory=list)  # syncs and prints, checked after the block ran
     names: dict[Node, int] = field(default_factory=dict)  # instance node -> the variable holding it
     launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
@@ -347,9 +350,9 @@ def _outputs(actions: list[tuple], effects_reads: set[Node]) -> None:
 
 def roll(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
     """The units (instructions, loops), with repeating stretches as ``Loop``s, nested: a pass rolls
-    the stretch covering the most units, recursing before and after it, and passes repeat until
-    nothing rolls (an inner loop first, then the loop around it). ``live_out``: variables read
-    after these units; ``blk``: their block (its variables, and the histories loops keep)."""
+    every run of the shortest body that repeats (an inner loop first), and passes repeat until
+    nothing rolls (then the loop around it, whose body is short now too). ``live_out``: variables
+    read after these units; ``blk``: their block (its variables, and the histories loops keep)."""
     while True:
         live = {_root(blk, v)[0] for v in live_out}  # (a value rolled into a history: the history)
         rolled = _roll_once(units, live, blk)
@@ -359,13 +362,19 @@ def roll(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
 
 
 def _roll_once(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
+    """One pass: each run of the shortest period that rolls becomes a loop (linear in the units:
+    a 10,000-step loop's tape is 20,000 units)."""
     n = len(units)
     if n < MIN_REPEATS:
         return list(units)
-    keys = [_key(u) for u in units]
-    best = None  # (covered, start, period, count, loop)
-    for period in _periods(keys):
-        i = 0
+    keys = [_kid(u, blk.key_ids) for u in units]
+    last_read: dict[int, int] = {}  # variable -> the last unit reading it
+    for i, u in enumerate(units):
+        for v in u.ins:
+            last_read[v] = i
+    for period in sorted(_periods(keys)):
+        out: list[Any] = []
+        i = done = 0  # units before `done` are placed (in `out`, or in a loop)
         while i + period < n:  # runs where the unit `period` later is the same
             if keys[i] != keys[i + period]:
                 i += 1
@@ -373,23 +382,23 @@ def _roll_once(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
             j = i
             while j + period < n and keys[j] == keys[j + period]:
                 j += 1
-            count = (j - i) // period + 1  # the run repeats [i, i + period) this many times
-            if count >= MIN_REPEATS and (best is None or count * period > best[0]):
-                for start in range(i, min(i + period, j + period - count * period + 1)):
-                    loop = _loop(units, start, period, count, live_out, blk)  # (the first phase that flows)
-                    if loop is not None:
-                        best = (count * period, start, period, count, loop)
-                        break
-            i = j + 1
-    if best is None:
-        return list(units)
-    _, start, period, count, loop = best
-    for _, hv, size, dtype in loop.history:
-        blk.vars[hv] = (dtype, size * count)
-    blk.aliases.update(loop.aliases)
-    end = start + period * count
-    head_live = live_out | {v for u in units[start:] for v in u.ins}
-    return _roll_once(units[:start], head_live, blk) + [loop] + _roll_once(units[end:], live_out, blk)
+            for start in range(i, i + period):  # (the first phase whose data flows alike)
+                count = (j + period - start) // period
+                if count < MIN_REPEATS:
+                    break
+                loop = _loop(units, start, period, count, live_out, last_read, blk)
+                if loop is not None:
+                    for _, hv, size, dtype in loop.history:
+                        blk.vars[hv] = (dtype, size * count)
+                    blk.aliases.update(loop.aliases)
+                    out += units[done:start]
+                    out.append(loop)
+                    done = start + period * count
+                    break
+            i = max(j + 1, done)
+        if done:
+            return out + units[done:]
+    return list(units)
 
 
 def _periods(keys: list) -> list[int]:
@@ -411,12 +420,20 @@ def _key(u: Any) -> tuple:
     return u.key if isinstance(u, Loop) else (u.spec.key, len(u.ins), len(u.outs))
 
 
+def _kid(u: Any, ids: dict[tuple, int]) -> int:
+    """The unit's key as a small int (a loop's key is a deep tuple: hashed once, not per compare)."""
+    if u.kid < 0:
+        u.kid = ids.setdefault(_key(u), len(ids))
+    return u.kid
+
+
 def offsets(u: Any) -> tuple[int, ...]:
     """Where a unit's reads and destination start (a loop's: its body's, at its first iteration)."""
     return u.base if isinstance(u, Loop) else u.spec.offsets
 
 
-def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[int], blk: Block) -> Loop | None:
+def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[int], last_read: dict[int, int],
+          blk: Block) -> Loop | None:
     """The stretch as a loop, if its data flows the same way every iteration."""
     where: dict[int, tuple[int, int, int]] = {}  # variable -> (iteration, position, slot)
     for k in range(count):
@@ -470,12 +487,11 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             if any(x != a + k * step for x, a, step in zip(offsets(units[start + k * period + j]), o0, d)):
                 return None
         deltas.append(d)
-    last = count - 1
-    later = {v for u in units[start + period * count:] for v in u.ins} | live_out
+    last, end = count - 1, start + period * count
     outs, out_slots = [], []
     kept: dict[tuple[int, int], dict[int, int]] = {}  # slot -> {iteration: variable} read after the loop
     for v, (k, j, q) in sorted(where.items(), key=lambda kv: kv[1]):
-        if v in later:
+        if v in live_out or last_read.get(v, -1) >= end:  # read after the loop
             kept.setdefault((j, q), {})[k] = v
     history, aliases = [], {}
     top = max(blk.vars) if blk.vars else 0
@@ -493,7 +509,7 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
         aliases.update({units[start + k * period + slot[0]].outs[slot[1]]: (top, k * size, size) for k in range(count)})
     outs += [h[1] for h in history]
     bodyunits = [units[start + j] for j in range(period)]
-    key = ("loop", count, tuple(_key(u) for u in bodyunits), tuple(tuple(f) for f in body_forms),
+    key = ("loop", count, tuple(_kid(u, blk.key_ids) for u in bodyunits), tuple(tuple(f) for f in body_forms),
            tuple(sorted(carried.items())), tuple(out_slots), tuple((h[0], h[2]) for h in history), tuple(deltas))
     base = tuple(o for u in bodyunits for o in offsets(u))
     return Loop(count, list(zip(bodyunits, body_forms)), carried, ins, outs, out_slots, key, history, aliases,
