@@ -12,13 +12,16 @@ elements takes ~1-2 us). Each figure is the best of ``--repeat`` runs, with kern
                 (structure keys, plus a partition per *distinct* chunk);
 - launch:       the cpu backend's host overhead per kernel: a replay of many tiny kernels, minus
                 the time numba's compiled functions report (binding, output buffers, bookkeeping);
-- replay:       a plan-cache hit's total time minus its kernels' time (guards, tape, write-back).
+- replay:       a plan-cache hit's total time, kernel by kernel (``compile_plan=False``) and as one
+                compiled program; for the program, its host overhead: the total minus the program's
+                own time (guards, arguments, write-back).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 
@@ -93,30 +96,38 @@ def plan_per_op_in_cell(steps: int, repeat: int) -> float:
     return best(once, repeat)
 
 
-def launch_and_replay(repeat: int) -> tuple[float, float, float, int]:
-    """(host overhead per kernel launch, replay overhead, replay total) on a 100-step Jacobi loop
-    with a sync per step (200 tiny kernels a replay)."""
+def launch_and_replay(repeat: int) -> tuple[float, float, float, int, float, str]:
+    """On a 100-step Jacobi loop with a sync per step (200 tiny kernels a replay): (host overhead per
+    kernel launch, kernel-by-kernel replay total, kernels, compiled replay's host overhead beyond the
+    program, compiled replay total, what the program ran)."""
     cell = ("for t in range(100):\n    B[1:-1] = 0.33 * (A[:-2] + A[1:-1] + A[2:])\n"
             "    A[1:-1] = 0.33 * (B[:-2] + B[1:-1] + B[2:])\n    r = float(A[1])\n")
     ns = jacobi_ns()
     PLAN_CACHE.clear()
-    jupyter_fuse.run_cell(cell, dict(ns, A=ns["A"].copy(), B=ns["B"].copy()), backend="cpu")
-    launch, over, total, kernels = [], [], [], 0
-    for _ in range(repeat):
-        user = dict(ns, A=ns["A"].copy(), B=ns["B"].copy())
-        PLAN_CACHE.cells.clear()
-        jupyter_fuse.run_cell(cell, user, backend="cpu")  # traced: records the entry
+
+    def replay(compiled: bool) -> tuple[float, Any]:
         user = dict(ns, A=ns["A"].copy(), B=ns["B"].copy())
         t0 = time.perf_counter()
-        r = jupyter_fuse.run_cell(cell, user, backend="cpu")
+        r = jupyter_fuse.run_cell(cell, user, backend="cpu", compile_plan=compiled)
         dt = time.perf_counter() - t0
         assert r.cache == "hit", r.miss_reasons
+        return dt, r
+
+    jupyter_fuse.run_cell(cell, dict(ns, A=ns["A"].copy(), B=ns["B"].copy()), backend="cpu")  # records the plan
+    replay(False), replay(True)  # (kernels compiled; the program compiled)
+    launch, by_kernel, over, total, kernels, program = [], [], [], [], 0, ""
+    for _ in range(repeat):
+        dt, r = replay(False)
         in_kernels = sum(k["time"] for k in r.kernel_list)
         kernels = r.kernels
         launch.append((r.times["run"] - in_kernels) / r.kernels)
-        over.append(dt - in_kernels)
+        by_kernel.append(dt)
+        dt, r = replay(True)
+        in_program = sum(k["time"] for k in r.kernel_list)  # (the program's entry holds the time)
+        over.append(dt - in_program)
         total.append(dt)
-    return min(launch), min(over), min(total), kernels
+        program = r.program
+    return min(launch), min(by_kernel), kernels, min(over), min(total), program
 
 
 def main() -> None:
@@ -131,9 +142,11 @@ def main() -> None:
     for steps in (125, 1250):
         print(f"plan:   {plan_per_op_in_cell(steps, a.repeat) * 1e6:6.1f} us per op in a cell of {steps * 8:,} ops "
               "(structure keys; a partition per distinct chunk)")
-    launch, over, total, kernels = launch_and_replay(a.repeat)
+    launch, by_kernel, kernels, over, total, program = launch_and_replay(a.repeat)
     print(f"launch: {launch * 1e6:6.1f} us host overhead per kernel launch (cpu backend, 1,000 elements)")
-    print(f"replay: {total * 1e3:6.2f} ms for {kernels} kernels; {over * 1e3:.2f} ms of it outside the kernels")
+    print(f"replay: {by_kernel * 1e3:6.2f} ms kernel by kernel ({kernels} launches, --no-compile-plan)")
+    print(f"replay: {total * 1e3:6.2f} ms as one compiled program ({program}); "
+          f"{over * 1e6:.0f} us of it outside the program (guards, arguments, write-back)")
 
 
 if __name__ == "__main__":

@@ -481,6 +481,8 @@ def _program(entry: Entry, backend: Any, report: Any) -> Any:
                     blk.source, blk.fn = backend.compile_program(blk)
                     program.name_block(blk, f"program{i}")
                 entry.program = prog
+        except program.NotCompiled as e:
+            entry.program_error = f"replayed kernel by kernel: {e}"
         except Exception as e:  # noqa: BLE001 - the tape still replays kernel by kernel
             if os.environ.get("JUPYTER_FUSE_DEBUG"):
                 raise

@@ -24,6 +24,7 @@ A node is one of three kinds (``Node.kind``):
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any, Iterable
 
@@ -88,7 +89,7 @@ class Node:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # (exact Python ints; np.prod costs microseconds)
 
     @property
     def nbytes(self) -> int:

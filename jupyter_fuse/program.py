@@ -30,6 +30,16 @@ MIN_REPEATS = 3  # a stretch repeating fewer times stays unrolled
 # launches' Python (~15 us each) on every replay: a tape of a few kernels replays kernel by kernel.
 MIN_LAUNCHES = 32
 MAX_PERIOD = 4096  # units in a loop body we look for
+# A value every iteration leaves for Python (a float() of a residual each step, checked after the
+# program ran) is kept in a history array, one row per iteration, when a row is this small.
+HISTORY_MAX = 64
+# numba's compile time grows with the calls a function holds (about 10 ms each): a tape that does
+# not roll up (each step reads another slice) stays kernel by kernel past this many calls
+MAX_CALLS = 256
+
+
+class NotCompiled(Exception):
+    """Why a tape replays kernel by kernel (said in the report's ``program_note``)."""
 
 
 @dataclass
@@ -40,6 +50,7 @@ class Instr:
     name: str  # the kernel's name in the cell's report
     ins: list[int]
     outs: list[int]
+    kid: int = -1  # its key's number in its block (``_kid``)
 
 
 @dataclass
@@ -59,6 +70,16 @@ class Loop:
     outs: list[int]
     out_slots: list[tuple[int, int]]
     key: tuple = ()
+    # slots every iteration leaves for after the loop: (slot, history variable, row size, dtype); each
+    # history is an output too, after ``out_slots``' (``outs`` lists it), and the variables the
+    # iterations wrote there are rows of it (``aliases``)
+    history: list[tuple[tuple[int, int], int, int, np.dtype]] = field(default_factory=list)
+    aliases: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    # where each body unit's reads and destination start (``offsets``), at the first iteration, and
+    # how far they move per iteration: a loop over columns or shifted windows, not only time steps
+    base: tuple[int, ...] = ()
+    deltas: list[tuple[int, ...]] = field(default_factory=list)
+    kid: int = -1
 
 
 @dataclass
@@ -69,6 +90,11 @@ class Block:
     outputs: list[tuple[int, list[Node]]] = field(default_factory=list)  # variables the values get back
     params: list[Any] = field(default_factory=list)  # the kernels' scalar arguments, in order
     vars: dict[int, tuple[np.dtype, int]] = field(default_factory=dict)  # variable -> (dtype, size)
+    # a variable rolled into a loop's history -> (history variable, offset, size): where its value is
+    aliases: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    returns: list[int] = field(default_factory=list)  # the variables the compiled function returns
+    picks: list[tuple[int, int, int]] = field(default_factory=list)  # per output: (return, offset, size; -1: all)
+    key_ids: dict[tuple, int] = field(default_factory=dict)  # unit keys, numbered (``_kid``)
     deferred: list[tuple] = field(default_factory=list)  # syncs and prints, checked after the block ran
     names: dict[Node, int] = field(default_factory=dict)  # instance node -> the variable holding it
     launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
@@ -111,6 +137,7 @@ class _Builder:
         self.count = 0
         self.specs: dict[tuple[int, int], Any] = {}
         self.effects_reads = effects_reads
+        self.first_refusal = ""  # the first kernel that cannot be called from compiled code, in words
 
     def new_var(self, node: Node) -> int:
         self.count += 1
@@ -144,6 +171,10 @@ class _Builder:
                 self.specs[key] = self.backend.call_spec(k, plan)
             specs.append(self.specs[key])
         if any(sp is None for sp in specs) or not _writes_c_ordered(tmpl, leaves, specs):
+            if not self.first_refusal:
+                k = next((k for k, sp in zip(plan.kernels, specs) if sp is None), None)
+                self.first_refusal = (f"{names[plan.kernels.index(k)]} ({'+'.join(n.op for n in k.nodes)}) runs "
+                                      "through NumPy" if k is not None else "a write into a Fortran-ordered array")
             self.close()
             self.actions.append(step)
             return
@@ -234,13 +265,37 @@ def build(entry: Any, backend: Any) -> Program | None:
             b.actions.append(step)
     actions = b.finish()
     if not any(a[0] == "block" for a in actions):
-        return None
+        raise NotCompiled(f"no kernel in it can be called from compiled code ({b.first_refusal})")
     _outputs(actions, effects_reads)
     for a in actions:
         if a[0] == "block":
-            a[1].parts = roll(a[1].parts, {v for v, _ in a[1].outputs})
-            _launches(a[1])
+            blk = a[1]
+            blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
+            calls = _calls(blk.parts)
+            if calls > MAX_CALLS:
+                raise NotCompiled(f"rolled up, it still makes {calls} kernel calls (the steps differ): "
+                                  f"compiling them would cost more than it saves, from {MAX_CALLS}")
+            roots = [_root(blk, v) for v, _ in blk.outputs]
+            blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
+            blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
+                         for (v, _), (r, off, size) in zip(blk.outputs, roots)]
+            _launches(blk)
     return Program(actions)
+
+
+def _calls(units: list[Any]) -> int:
+    """Kernel calls written in the program's source (a loop's body once)."""
+    return sum(_calls([b for b, _ in u.body]) if isinstance(u, Loop) else 1 for u in units)
+
+
+def _root(blk: Block, v: int) -> tuple[int, int, int]:
+    """(the variable whose array holds ``v``'s value, offset, size): ``v`` itself, or a row of a
+    loop's history (a row of a row, for loops within loops)."""
+    off, size = 0, blk.vars[v][1]
+    while v in blk.aliases:
+        v, o, _ = blk.aliases[v]
+        off += o
+    return v, off, size
 
 
 def _reads(step: tuple) -> set[Node]:
@@ -293,26 +348,33 @@ def _outputs(actions: list[tuple], effects_reads: set[Node]) -> None:
 
 # -- loops ------------------------------------------------------------------------------------
 
-def roll(units: list[Any], live_out: set[int]) -> list[Any]:
+def roll(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
     """The units (instructions, loops), with repeating stretches as ``Loop``s, nested: a pass rolls
-    the stretch covering the most units, recursing before and after it, and passes repeat until
-    nothing rolls (an inner loop first, then the loop around it). ``live_out``: variables read
-    after these units."""
+    every run of the shortest body that repeats (an inner loop first), and passes repeat until
+    nothing rolls (then the loop around it, whose body is short now too). ``live_out``: variables
+    read after these units; ``blk``: their block (its variables, and the histories loops keep)."""
     while True:
-        rolled = _roll_once(units, live_out)
+        live = {_root(blk, v)[0] for v in live_out}  # (a value rolled into a history: the history)
+        rolled = _roll_once(units, live, blk)
         if len(rolled) == len(units):
             return rolled
         units = rolled
 
 
-def _roll_once(units: list[Any], live_out: set[int]) -> list[Any]:
+def _roll_once(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
+    """One pass: each run of the shortest period that rolls becomes a loop (linear in the units:
+    a 10,000-step loop's tape is 20,000 units)."""
     n = len(units)
     if n < MIN_REPEATS:
         return list(units)
-    keys = [_key(u) for u in units]
-    best = None  # (covered, start, period, count, loop)
-    for period in _periods(keys):
-        i = 0
+    keys = [_kid(u, blk.key_ids) for u in units]
+    last_read: dict[int, int] = {}  # variable -> the last unit reading it
+    for i, u in enumerate(units):
+        for v in u.ins:
+            last_read[v] = i
+    for period in sorted(_periods(keys)):
+        out: list[Any] = []
+        i = done = 0  # units before `done` are placed (in `out`, or in a loop)
         while i + period < n:  # runs where the unit `period` later is the same
             if keys[i] != keys[i + period]:
                 i += 1
@@ -320,20 +382,23 @@ def _roll_once(units: list[Any], live_out: set[int]) -> list[Any]:
             j = i
             while j + period < n and keys[j] == keys[j + period]:
                 j += 1
-            count = (j - i) // period + 1  # the run repeats [i, i + period) this many times
-            if count >= MIN_REPEATS and (best is None or count * period > best[0]):
-                for start in range(i, min(i + period, j + period - count * period + 1)):
-                    loop = _loop(units, start, period, count, live_out)  # (the first phase that flows)
-                    if loop is not None:
-                        best = (count * period, start, period, count, loop)
-                        break
-            i = j + 1
-    if best is None:
-        return list(units)
-    _, start, period, count, loop = best
-    end = start + period * count
-    head_live = live_out | {v for u in units[start:] for v in u.ins}
-    return _roll_once(units[:start], head_live) + [loop] + _roll_once(units[end:], live_out)
+            for start in range(i, i + period):  # (the first phase whose data flows alike)
+                count = (j + period - start) // period
+                if count < MIN_REPEATS:
+                    break
+                loop = _loop(units, start, period, count, live_out, last_read, blk)
+                if loop is not None:
+                    for _, hv, size, dtype in loop.history:
+                        blk.vars[hv] = (dtype, size * count)
+                    blk.aliases.update(loop.aliases)
+                    out += units[done:start]
+                    out.append(loop)
+                    done = start + period * count
+                    break
+            i = max(j + 1, done)
+        if done:
+            return out + units[done:]
+    return list(units)
 
 
 def _periods(keys: list) -> list[int]:
@@ -355,7 +420,20 @@ def _key(u: Any) -> tuple:
     return u.key if isinstance(u, Loop) else (u.spec.key, len(u.ins), len(u.outs))
 
 
-def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[int]) -> Loop | None:
+def _kid(u: Any, ids: dict[tuple, int]) -> int:
+    """The unit's key as a small int (a loop's key is a deep tuple: hashed once, not per compare)."""
+    if u.kid < 0:
+        u.kid = ids.setdefault(_key(u), len(ids))
+    return u.kid
+
+
+def offsets(u: Any) -> tuple[int, ...]:
+    """Where a unit's reads and destination start (a loop's: its body's, at its first iteration)."""
+    return u.base if isinstance(u, Loop) else u.spec.offsets
+
+
+def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[int], last_read: dict[int, int],
+          blk: Block) -> Loop | None:
     """The stretch as a loop, if its data flows the same way every iteration."""
     where: dict[int, tuple[int, int, int]] = {}  # variable -> (iteration, position, slot)
     for k in range(count):
@@ -401,20 +479,41 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             elif a != b:
                 return None
     body_forms = [[("ext", ext(r[1])) if r[0] == "ext" else r for r in reads] for reads in body]
-    last = count - 1
-    later = {v for u in units[start + period * count:] for v in u.ins} | live_out
+    deltas = []  # each offset must move by the same step every iteration
+    for j in range(period):
+        o0, o1 = offsets(units[start + j]), offsets(units[start + period + j])
+        d = tuple(b - a for a, b in zip(o0, o1))
+        for k in range(2, count):
+            if any(x != a + k * step for x, a, step in zip(offsets(units[start + k * period + j]), o0, d)):
+                return None
+        deltas.append(d)
+    last, end = count - 1, start + period * count
     outs, out_slots = [], []
+    kept: dict[tuple[int, int], dict[int, int]] = {}  # slot -> {iteration: variable} read after the loop
     for v, (k, j, q) in sorted(where.items(), key=lambda kv: kv[1]):
-        if v in later:
-            if k != last:
-                return None  # an earlier iteration's value is read after the loop
-            carried.setdefault((j, q), -1)
-            outs.append(v)
-            out_slots.append((j, q))
+        if v in live_out or last_read.get(v, -1) >= end:  # read after the loop
+            kept.setdefault((j, q), {})[k] = v
+    history, aliases = [], {}
+    top = max(blk.vars) if blk.vars else 0
+    for slot, by_k in kept.items():
+        if set(by_k) == {last}:  # the last iteration's value: carried out of the loop
+            carried.setdefault(slot, -1)
+            outs.append(by_k[last])
+            out_slots.append(slot)
+            continue
+        dtype, size = blk.vars[by_k[min(by_k)]]
+        if size > HISTORY_MAX:
+            return None  # an earlier iteration's large value is read after the loop
+        top += 1  # (the loop's history variable: a row per iteration)
+        history.append((slot, top, size, dtype))
+        aliases.update({units[start + k * period + slot[0]].outs[slot[1]]: (top, k * size, size) for k in range(count)})
+    outs += [h[1] for h in history]
     bodyunits = [units[start + j] for j in range(period)]
-    key = ("loop", count, tuple(_key(u) for u in bodyunits), tuple(tuple(f) for f in body_forms),
-           tuple(sorted(carried.items())), tuple(out_slots))
-    return Loop(count, list(zip(bodyunits, body_forms)), carried, ins, outs, out_slots, key)
+    key = ("loop", count, tuple(_kid(u, blk.key_ids) for u in bodyunits), tuple(tuple(f) for f in body_forms),
+           tuple(sorted(carried.items())), tuple(out_slots), tuple((h[0], h[2]) for h in history), tuple(deltas))
+    base = tuple(o for u in bodyunits for o in offsets(u))
+    return Loop(count, list(zip(bodyunits, body_forms)), carried, ins, outs, out_slots, key, history, aliases,
+                base, deltas)
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -470,7 +569,8 @@ def run_block(blk: Block, values: dict, report: Any, resolve: Any) -> None:
     if not blk.called:  # the first call compiles the program (numba compiles at a first call)
         blk.called = True
         report.times["compile"] += elapsed
-    for (v, nodes), arr in zip(blk.outputs, got):
+    for (v, nodes), (i, off, size) in zip(blk.outputs, blk.picks):
+        arr = got[i] if size < 0 else got[i][off:off + size]
         for n in nodes:
             values[n] = arr.reshape(n.shape)
     report.times["run"] += elapsed

@@ -150,15 +150,18 @@ class Session:
             # flush at the point of the cell's code (line and bytecode offset) the current chunk
             # started after: every chunk of a loop then covers the same stretch of its body, so
             # all have one structure (one plan, one set of kernels)
+            # (a flush ends a chunk at a store, a statement's end, where there is one: an expression
+            # cut in two would give the chunks' first and last kernels another shape than the rest,
+            # and a replay's compiled loop would stop at every chunk)
             spot = (self.line(), self._lasti)
             if spot == self._spot or self.pending > 4 * BOUND:
                 self.flush()
-                self._spot, self._retarget = None, False
-            elif not self._retarget and (buf.node.op == "setitem" or self.pending > 2 * BOUND):
-                # the chunk started outside the loop: aim at a point inside it, after a store if
-                # there is one (a statement's end: no expression is cut in two)
+                self._spot, self._retarget = spot, False  # the next chunk ends here too
+            elif not self._retarget and (self.pending > 2 * BOUND and buf.node.op == "setitem"
+                                         or self.pending > 3 * BOUND):
+                # the point did not come back (the chunk started outside the loop): aim at one inside it
                 self._spot, self._retarget = spot, True
-        elif self._spot is None:
+        elif self._spot is None and buf.node.op == "setitem":
             self._spot = (self.line(), self._lasti)
 
     def flush(self) -> None:

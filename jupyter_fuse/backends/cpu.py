@@ -170,11 +170,13 @@ class CpuBackend:
             int(np.prod(scatter.params[1], dtype=np.int64)) * scatter.dtype.itemsize if kernel.kind == "scatter" else 0)
         entry = kernel_entry(kernel, 0.0, read_bytes, rendered.source, written=written, parallel=parallel)
         fn = module.kernel_par if parallel else module.kernel_seq
-        # two calls are the same call when all but their arrays are (a loop's iterations)
+        # two calls are the same call when all but their arrays and where they start are (a loop's
+        # iterations: the same slice each step, or the next column, its offset a step further on)
         key = (id(fn),) + tuple((a[0], a[1]) if a[0] == "const" else (a[0], type(a[1]), repr(a[1])) if a[0] == "param"
-                               else (a[0], a[2]) if a[0] == "read" else (a[0], a[1].shape, a[1].dtype) if a[0] == "out"
-                               else (a[0], a[2].dtype, a[2].shape, a[3], a[4]) for a in args)
-        return CallSpec(fn, args, entry, key)
+                               else (a[0], a[2][1:]) if a[0] == "read" else (a[0], a[1].shape, a[1].dtype)
+                               if a[0] == "out" else (a[0], a[2].dtype, a[2].shape, a[3], a[4][1:]) for a in args)
+        offsets = tuple(a[2][0] if a[0] == "read" else a[4][0] for a in args if a[0] in ("read", "dst"))
+        return CallSpec(fn, args, entry, key, offsets)
 
     def compile_program(self, blk: Any) -> tuple[str, Any]:
         """A replay's block (``program.Block``) as one numba function: (its source, the function)."""
@@ -224,12 +226,13 @@ class CallSpec:
     """One kernel as a compiled program calls it: its dispatcher, and its arguments in order —
     ("const", int), ("param", typed scalar), ("read", storage node, flat offset and strides),
     ("out", node), ("dst", destination storage node, the setitem node, in place?, offset and
-    strides), with ``entry`` the report's entry for a launch."""
+    strides), with ``entry`` the report's entry for a launch; ``key`` is all of it but the arrays and
+    ``offsets`` (each read's and the destination's first element, in order)."""
 
-    __slots__ = ("fn", "args", "entry", "key")
+    __slots__ = ("fn", "args", "entry", "key", "offsets")
 
-    def __init__(self, fn: Any, args: list[tuple], entry: dict, key: tuple) -> None:
-        self.fn, self.args, self.entry, self.key = fn, args, entry, key
+    def __init__(self, fn: Any, args: list[tuple], entry: dict, key: tuple, offsets: tuple[int, ...]) -> None:
+        self.fn, self.args, self.entry, self.key, self.offsets = fn, args, entry, key, offsets
 
 
 _MODULES: dict[str, ModuleType] = {}

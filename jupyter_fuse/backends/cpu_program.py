@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..program import Block, Instr, Loop
+from ..program import Block, Instr, Loop, offsets
 
 
 def emit(blk: Block) -> tuple[str, dict[str, Any]]:
@@ -30,7 +30,7 @@ def emit(blk: Block) -> tuple[str, dict[str, Any]]:
     for part in blk.parts:
         outs = e.unit(part, [names[v] for v in part.ins], 1, f"v{e.fresh()}_")
         names.update(zip(part.outs, outs))
-    ret = [names[v] for v, _ in blk.outputs]
+    ret = [names[v] for v in blk.returns]
     e.lines.append("    return (" + "".join(f"{r}, " for r in ret) + ")")  # (always a tuple)
     args = [f"x{v}" for v, _ in blk.inputs] + [f"p{i}" for i in range(len(blk.params))]
     return "\n".join([f"def program({', '.join(args)}):"] + e.lines) + "\n", e.kernels
@@ -64,15 +64,27 @@ class _Emitter:
             self.blk.params.append(value)
         return f"p{i}"
 
-    def unit(self, u: Any, ins: list[str], indent: int, prefix: str) -> list[str]:
+    def unit(self, u: Any, ins: list[str], indent: int, prefix: str, in_place: bool = False,
+             moves: list[tuple] | None = None) -> list[str]:
         """Emit an instruction or a loop reading ``ins`` (names, in the unit's ``ins`` order);
-        returns the names of its ``outs``."""
-        return self.loop(u, ins, indent, prefix) if isinstance(u, Loop) else self.call(u, ins, indent, prefix)
+        returns the names of its ``outs``. ``in_place``: the instruction's destination is dead
+        after it, so it may write there instead of into a copy. ``moves``: per offset of the unit
+        (``program.offsets``), the (iteration variable, step) of each loop around it."""
+        moves = moves if moves is not None else [()] * len(offsets(u))
+        if isinstance(u, Loop):
+            return self.loop(u, ins, indent, prefix, moves)
+        return self.call(u, ins, indent, prefix, in_place, moves)
 
-    def call(self, instr: Instr, ins: list[str], indent: int, prefix: str) -> list[str]:
+    def offset(self, base: int, moves: tuple) -> str:
+        """An offset: the first iteration's, plus a step per iteration of each loop it moves in."""
+        return self.param(np.int64(base)) + "".join(f" + {t} * {d}" for t, d in moves if d)
+
+    def call(self, instr: Instr, ins: list[str], indent: int, prefix: str, in_place: bool,
+             moves: list[tuple]) -> list[str]:
         pad = "    " * indent
         reads = iter(ins)
         outs = iter(instr.outs)
+        offs = iter(zip(instr.spec.offsets, moves))
         names: list[str] = []
         args: list[str] = []
         for a in instr.spec.args:
@@ -83,7 +95,7 @@ class _Emitter:
                 args.append(self.param(a[1]))
             elif kind == "read":
                 args.append(next(reads))
-                args += [self.param(np.int64(x)) for x in a[2]]
+                args += [self.offset(*next(offs))] + [self.param(np.int64(x)) for x in a[2][1:]]
             elif kind == "out":
                 var = next(outs)
                 name = f"{prefix}{len(names)}"
@@ -95,38 +107,69 @@ class _Emitter:
             elif kind == "dst":
                 src = next(reads)
                 next(outs)
-                if a[3]:  # in place: the destination is dead after this write
+                if a[3] or in_place:  # in place: the destination is dead after this write
                     name = src
                 else:
                     name = f"{prefix}{len(names)}"
                     self.lines.append(f"{pad}{name} = {src}.copy()")
                 names.append(name)
                 args.append(name)
-                args += [self.param(np.int64(x)) for x in a[4]]
+                args += [self.offset(*next(offs))] + [self.param(np.int64(x)) for x in a[4][1:]]
         self.lines.append(f"{pad}{self.fn(instr.spec)}({', '.join(args)})")
         return names
 
-    def loop(self, loop: Loop, ins: list[str], indent: int, prefix: str) -> list[str]:
+    def loop(self, loop: Loop, ins: list[str], indent: int, prefix: str, moves: list[tuple]) -> list[str]:
         pad = "    " * indent
         tag = self.fresh()
         carried = {slot: f"c{tag}_{slot[0]}_{slot[1]}" for slot in loop.carried}
+        overwritten = _overwritten(loop)
         for slot, name in carried.items():
             i = loop.carried[slot]
-            if i >= 0:
-                self.lines.append(f"{pad}{name} = {ins[i]}")
+            if i >= 0:  # (written in place every iteration: its first value copied once, here)
+                self.lines.append(f"{pad}{name} = {ins[i]}{'.copy()' if slot in overwritten else ''}")
             else:  # only read after the loop: a placeholder of its type until the first iteration
                 dtype = self.blk.vars[_slot_var(loop, slot)][0]
                 self.lines.append(f"{pad}{name} = np.empty(0, np.{_typename(dtype)})")
+        history = [f"h{tag}_{i}" for i in range(len(loop.history))]  # a row per iteration, for Python
+        for (_, _, size, dtype), name in zip(loop.history, history):
+            self.lines.append(f"{pad}{name} = np.empty({size * loop.count}, np.{_typename(dtype)})")
         self.lines.append(f"{pad}for _t{tag} in range({loop.count}):")
         body: dict[tuple[int, int], str] = {}
+        at = 0  # where unit j's offsets start in the loop's
         for j, (u, reads) in enumerate(loop.body):
             names = [body[(r[1], r[2])] if r[0] == "in" else carried[(r[1], r[2])] if r[0] == "prev"
                      else ins[r[1]] for r in reads]
-            outs = self.unit(u, names, indent + 1, f"b{tag}_{j}_")
+            n = len(offsets(u))
+            mine = [m + ((f"_t{tag}", d),) for m, d in zip(moves[at:at + n], loop.deltas[j])]
+            at += n
+            outs = self.unit(u, names, indent + 1, f"b{tag}_{j}_", overwritten.get(reads[-1][1:]) == j
+                             if reads and reads[-1][0] == "prev" else False, mine)
             body.update({(j, q): name for q, name in enumerate(outs)})
         for slot, name in carried.items():
             self.lines.append(f"{pad}    {name} = {body[slot]}")
-        return [carried[slot] for slot in loop.out_slots]
+        for (slot, _, size, _), name in zip(loop.history, history):  # this iteration's row
+            self.lines.append(f"{pad}    {name}[_t{tag} * {size}:(_t{tag} + 1) * {size}] = {body[slot]}")
+        return [carried[slot] for slot in loop.out_slots] + history
+
+
+def _overwritten(loop: Loop) -> dict[tuple[int, int], int]:
+    """Carried arrays an assignment in the body may overwrite in place (slot -> the body unit that
+    writes it): the last iteration's value is read by that assignment alone, as its destination,
+    and by no unit after it (those before it have read it already). The loop then copies the
+    array once before its first iteration, not once per iteration (a time step's full copy)."""
+    readers: dict[tuple[int, int], list[tuple[int, int]]] = {}  # slot -> (unit, read position)
+    for j, (_, reads) in enumerate(loop.body):
+        for pos, r in enumerate(reads):
+            if r[0] == "prev":
+                readers.setdefault(r[1:], []).append((j, pos))
+    out: dict[tuple[int, int], int] = {}
+    for slot, where in readers.items():
+        j, pos = where[-1]
+        u, reads = loop.body[j]
+        if (isinstance(u, Instr) and any(a[0] == "dst" for a in u.spec.args) and pos == len(reads) - 1
+                and sum(1 for jj, _ in where if jj == j) == 1 and loop.carried.get(slot, -1) >= 0):
+            out[slot] = j
+    return out
 
 
 def _slot_var(loop: Loop, slot: tuple[int, int]) -> int:

@@ -70,3 +70,44 @@ def test_program_replays_on_fresh_inputs(program):
     twin.change(lambda ns: ns.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in fresh.items()}))
     r = twin.run(program.source)
     assert r.cache == "hit", r.miss_reasons
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_program_replays_as_one_compiled_program(program, monkeypatch):
+    """Every tape compiled (the launch threshold off): replays on fresh inputs leave what NumPy leaves,
+    the first (which compiles the program) and the next."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    twin = Twin(_setup(program), backend="cpu")
+    twin.run(program.source)
+    for _ in range(2):
+        fresh = _setup(program)()
+        twin.change(lambda ns: ns.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in fresh.items()}))
+        r = twin.run(program.source)
+        assert r.cache == "hit", r.miss_reasons
+        assert r.program.startswith("compiled: ") or "compile" in r.program_note, (r.program, r.program_note)
+
+
+JACOBI_WITH_RESIDUAL = """\
+for t in range(steps):
+    B[1:-1] = 0.33 * (A[:-2] + A[1:-1] + A[2:])
+    A[1:-1] = 0.33 * (B[:-2] + B[1:-1] + B[2:])
+    r = float(A[3])
+    if t % 10 == 0:
+        print(t, r)
+"""
+
+
+def test_a_value_read_every_step_stays_in_the_compiled_loop():
+    """A float() each step and a print every tenth: the loop still rolls (the values are kept in a
+    history array and checked after the program ran), and each destination is copied once."""
+    a = np.random.default_rng(3).random(50)
+    twin = Twin(lambda: {"np": np, "A": a.copy(), "B": a.copy(), "steps": 60}, backend="cpu")
+    twin.run(JACOBI_WITH_RESIDUAL)
+    for _ in range(2):
+        twin.change(lambda ns: ns.update(A=a.copy(), B=a.copy()))
+        r = twin.run(JACOBI_WITH_RESIDUAL)
+        assert r.cache == "hit" and "iterations of" in r.program, r.program
+    source = next(k for k in r.kernel_list if k["kind"] == "program")["source"]
+    assert source.count(".copy()") == 2 and "_t" in source  # (the copies before the loop, not in it)
