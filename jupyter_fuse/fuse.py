@@ -26,6 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
+from . import views
 from .ir import Node, toposort
 from .ops import family
 
@@ -472,15 +475,45 @@ class _Partitioner:
         return order
 
     def inplace(self, kernels: list[Kernel], keep: set[Node]) -> set[Node]:
-        """Assignments whose destination is dead afterwards may write into it."""
-        readers: dict[Node, int] = {}
+        """Assignments whose destination is dead afterwards may write into it: nothing else reads it,
+        or only their own kernel does, where each element it reads is the one it writes there or
+        one it does not write (a column sweep, ``u[:, j] = u[:, j] - a * u[:, j - 1]``: without
+        this, every column would copy the whole array)."""
+        readers: dict[Node, list[tuple[Node, Node]]] = {}  # storage -> (reading node, what it reads)
+        kernel_of: dict[Node, Kernel] = {}
         for k in kernels:
             for n in k.nodes:
+                kernel_of[n] = k
                 for a in n.args:
-                    readers[a.storage()] = readers.get(a.storage(), 0) + 1
-        return {n for k in kernels for n in k.nodes
-                if n.op == "setitem" and n.args[0].kind == "op" and n.args[0] not in keep
-                and n.args[0] not in self.computed and readers.get(n.args[0], 0) == 1}
+                    readers.setdefault(a.storage(), []).append((n, a))
+        out = set()
+        for n in kernel_of:
+            if n.op != "setitem":
+                continue
+            st = n.args[0]
+            if st.kind != "op" or st in keep or st in self.computed:
+                continue
+            k = kernel_of[n]
+            if all(kernel_of[r] is k and (a is st and r is n or _same_or_apart(a, n)) for r, a in readers[st]):
+                out.add(n)
+        return out
+
+
+def _same_or_apart(read: Node, write: Node) -> bool:
+    """Does ``read`` (a view of the assignment ``write``'s destination, in its kernel) read each
+    element where ``write`` writes it, or only elements ``write`` leaves alone?"""
+    if read.kind != "view" or read.layout is None:
+        return False
+    _, shape, layout = write.params[:3]
+    if layout is None:
+        return False
+    if read.shape == shape and read.layout == layout:
+        return True
+    try:
+        return not np.shares_memory(views.ghost(read.dtype, read.shape, read.layout),
+                                    views.ghost(read.dtype, shape, layout), max_work=10_000)
+    except np.exceptions.TooHardError:
+        return False
 
 
 def _first_role(k: Kernel, node: Node) -> str:

@@ -777,6 +777,8 @@ class LazyArray:
                 raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
         if not axes:  # NumPy returns the array itself
             return self
+        if 0 in self.shape:  # (an empty array's reshape has C strides; NumPy's squeeze keeps the axes' own)
+            return self[tuple(0 if i in axes else slice(None) for i in range(self.ndim)) + (Ellipsis,)]
         return self.reshape(tuple(d for i, d in enumerate(self.shape) if i not in axes))
 
     # -- methods -------------------------------------------------------------------------

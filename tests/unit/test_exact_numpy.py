@@ -359,3 +359,20 @@ def test_float_to_small_int_casts_keep_the_low_bits_as_numpy_on_x86_64(source, o
 @cases("v = a.swapaxes(0, 1).mean(axis=-1, keepdims=True)", "v = a.T.sum(axis=1, keepdims=True); w = (a.T * 2).max(axis=1, initial=0)")
 def test_a_reduction_of_an_empty_view_keeps_its_memory_order(source, opts):  # (found by the generator: seed 1129)
     check(source, "a = np.array([], dtype=np.float32).reshape((0, 3))", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("t0 = a.squeeze()", "t0 = a[...].squeeze()", "t0 = np.squeeze(b, axis=0)", "t0 = b.squeeze()[None]")
+def test_squeezing_an_empty_array_keeps_numpys_strides(source, opts):  # (found by hypothesis)
+    check(source, "a = np.empty((1, 0), bool); b = np.ones((1, 0, 1))", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("for j in range(1, 6):\n    u[:, j] = u[:, j] - 0.3 * u[:, j - 1]",
+       "for i in range(1, 6):\n    u[i] = u[i] - 0.3 * u[i - 1]",
+       "for j in range(1, 6):\n    u[:, j] = u[:, j - 1] * 2 + u[:, j]\nu[1:, 3] = u[:-1, 3] * 2",
+       "u[1:, 3] = u[:-1, 3] + 1\nu[:, 2] = u[:, 2][::-1]\nu[2] = u[2] + u.sum()")
+def test_sweeps_that_write_in_place_read_what_numpy_reads(source, opts):
+    """A column sweep writes its destination in place (it reads only the elements it writes, or
+    others); overlapping shifted, reversed or whole-array reads copy first."""
+    check(source, "u = np.arange(36.0).reshape(6, 6) % 7", **opts)
