@@ -1,6 +1,6 @@
 """What jupyter_fuse costs per traced op, per planned op, per kernel launch and per replay.
 
-    .venv/bin/python bench/costs.py [--repeat 5]
+    .venv/bin/python bench/costs.py [--repeat 5] [--steps 100,1000,10000]
 
 On small arrays these costs, not the kernels, decide whether fusion pays (a NumPy op on 1,000
 elements takes ~1-2 us). Each figure is the best of ``--repeat`` runs, with kernels compiled:
@@ -130,9 +130,23 @@ def launch_and_replay(repeat: int) -> tuple[float, float, float, int, float, str
     return min(launch), min(by_kernel), kernels, min(over), min(total), program
 
 
+def program_compile(steps: int) -> tuple[float, float, str]:
+    """(first replay's compile seconds, later replay seconds, what ran) for a ``steps``-step Jacobi loop:
+    a rolled loop compiles one body, whatever the steps (issue 13)."""
+    cell = JACOBI.format(n=steps)
+    ns = jacobi_ns()
+    PLAN_CACHE.clear()
+    for _ in range(2):
+        r = jupyter_fuse.run_cell(cell, dict(ns, A=ns["A"].copy(), B=ns["B"].copy()), backend="cpu")
+    t0 = time.perf_counter()
+    jupyter_fuse.run_cell(cell, dict(ns, A=ns["A"].copy(), B=ns["B"].copy()), backend="cpu")
+    return r.times["compile"], time.perf_counter() - t0, r.program or r.program_note
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--steps", default="", help="also time compiling a rolled loop of these steps (100,1000,10000)")
     a = ap.parse_args()
     get_backend("cpu")
     print(f"trace:  {trace_per_op(a.repeat) * 1e6:6.1f} us per traced op (x = x * 0.5 + 1.0, 1,000 elements)")
@@ -147,6 +161,10 @@ def main() -> None:
     print(f"replay: {by_kernel * 1e3:6.2f} ms kernel by kernel ({kernels} launches, --no-compile-plan)")
     print(f"replay: {total * 1e3:6.2f} ms as one compiled program ({program}); "
           f"{over * 1e6:.0f} us of it outside the program (guards, arguments, write-back)")
+    for steps in [int(x) for x in a.steps.split(",") if x]:
+        compile_s, replay_s, what = program_compile(steps)
+        print(f"program: {compile_s:6.2f} s to compile a {steps:,}-step Jacobi replay, then {replay_s * 1e3:.2f} ms "
+              f"a replay ({what[:70]})")
 
 
 if __name__ == "__main__":

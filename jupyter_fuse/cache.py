@@ -431,8 +431,11 @@ def _step(step: tuple, values: dict, backend: Any, report: Any, host: Any, print
     kind = step[0]
     if kind == "block":
         blk = step[1]
-        program.run_block(blk, values, report, resolve_value)
-        for s in blk.deferred:
+        got = program.run_block(blk, values, report, resolve_value)
+        held = program.checks_hold(blk, got)
+        if not held:  # the syncs one by one, for the message: they read the values the checks read
+            program.store(blk, got, values, len(blk.outputs), len(blk.outputs) - blk.check_only)
+        for s in blk.unchecked if held else blk.deferred:
             _step(s, values, backend, report, host, printed)
     elif kind == "eval":
         _, tmpl, leaves, outs, names = step

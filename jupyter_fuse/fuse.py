@@ -481,20 +481,24 @@ class _Partitioner:
         this, every column would copy the whole array)."""
         readers: dict[Node, list[tuple[Node, Node]]] = {}  # storage -> (reading node, what it reads)
         kernel_of: dict[Node, Kernel] = {}
+        writers: dict[Node, int] = {}
         for k in kernels:
             for n in k.nodes:
                 kernel_of[n] = k
-                for a in n.args:
-                    readers.setdefault(a.storage(), []).append((n, a))
+                for i, a in enumerate(n.args):
+                    if i == 0 and n.op == "setitem":  # (the destination an assignment writes)
+                        writers[a] = writers.get(a, 0) + 1
+                    else:
+                        readers.setdefault(a.storage(), []).append((n, a))
         out = set()
         for n in kernel_of:
             if n.op != "setitem":
                 continue
             st = n.args[0]
-            if st.kind != "op" or st in keep or st in self.computed:
+            if st.kind != "op" or st in keep or st in self.computed or writers[st] > 1:
                 continue
             k = kernel_of[n]
-            if all(kernel_of[r] is k and (a is st and r is n or _same_or_apart(a, n)) for r, a in readers[st]):
+            if all(kernel_of[r] is k and _same_or_apart(a, n) for r, a in readers.get(st, ())):
                 out.add(n)
         return out
 

@@ -95,6 +95,12 @@ class Block:
     returns: list[int] = field(default_factory=list)  # the variables the compiled function returns
     picks: list[tuple[int, int, int]] = field(default_factory=list)  # per output: (return, offset, size; -1: all)
     key_ids: dict[tuple, int] = field(default_factory=dict)  # unit keys, numbered (``_kid``)
+    # the deferred ``float()`` syncs, checked at once: (returned array, offsets, expected values), and
+    # the deferred steps left when they all hold (``checks_hold``)
+    checks: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
+    unchecked: list[tuple] = field(default_factory=list)
+    later: set[Node] = field(default_factory=set)  # nodes read after the block (its outputs besides syncs')
+    check_only: int = 0  # outputs (the last ones) only batched syncs read: stored when a check fails
     deferred: list[tuple] = field(default_factory=list)  # syncs and prints, checked after the block ran
     names: dict[Node, int] = field(default_factory=dict)  # instance node -> the variable holding it
     launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
@@ -279,8 +285,49 @@ def build(entry: Any, backend: Any) -> Program | None:
             blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
             blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
                          for (v, _), (r, off, size) in zip(blk.outputs, roots)]
+            _batch_checks(blk)
             _launches(blk)
     return Program(actions)
+
+
+def _batch_checks(blk: Block) -> None:
+    """A loop that reads a residual with ``float()`` every step leaves one sync per step to check
+    after the program ran: those reading one element of a returned array are compared at once,
+    as bits (a NaN's payload aside, as ``cache._same`` compares: -0.0 is not 0.0), and only a
+    mismatch runs them one by one, for the message."""
+    where = {n: pick for (_, nodes), pick in zip(blk.outputs, blk.picks) for n in nodes}
+    rows: dict[int, list[tuple[int, float]]] = {}
+    for step in blk.deferred:
+        if step[0] == "sync" and step[3] is float and type(step[4]) is float and step[1] in where \
+                and step[1].size == 1 and step[1].dtype.kind in "fiub":
+            i, off, _ = where[step[1]]
+            rows.setdefault(i, []).append((off, step[4]))
+        else:
+            blk.unchecked.append(step)
+    blk.checks = [(i, np.array([o for o, _ in r], np.int64), np.array([e for _, e in r], np.float64))
+                  for i, r in rows.items()]
+    # outputs nothing but those syncs reads go last: a replay whose checks hold never stores them
+    needed = blk.later | {n for step in blk.unchecked for n in _reads(step)}
+    pairs = sorted(zip(blk.outputs, blk.picks), key=lambda op: not any(n in needed for n in op[0][1]))
+    blk.outputs, blk.picks = [o for o, _ in pairs], [p for _, p in pairs]
+    blk.check_only = sum(1 for (_, nodes), _ in pairs if not any(n in needed for n in nodes))
+
+
+def store(blk: Block, got: tuple, values: dict, stop: int, start: int = 0) -> None:
+    """Outputs ``start:stop`` of what the block's function returned, into the replay's values."""
+    for (_, nodes), (i, off, size) in zip(blk.outputs[start:stop], blk.picks[start:stop]):
+        arr = got[i] if size < 0 else got[i][off:off + size]
+        for n in nodes:
+            values[n] = arr.reshape(n.shape)
+
+
+def checks_hold(blk: Block, got: tuple) -> bool:
+    """Do all of the block's batched syncs read the values the traced run read?"""
+    for i, offsets, expected in blk.checks:
+        now = got[i].reshape(-1)[offsets].astype(np.float64)
+        if not np.array_equal(now.view(np.uint64), expected.view(np.uint64)):
+            return False
+    return True
 
 
 def _calls(units: list[Any]) -> int:
@@ -343,6 +390,7 @@ def _outputs(actions: list[tuple], effects_reads: set[Node]) -> None:
             if node in wanted and v not in inputs:
                 made.setdefault(v, []).append(node)
         blk.outputs = sorted(made.items())
+        blk.later = set(later)
         later |= {n for _, n in blk.inputs}
 
 
@@ -553,8 +601,9 @@ def name_block(blk: Block, name: str) -> None:
                  "bytes_read": 0, "bytes_written": 0, "source": blk.source}
 
 
-def run_block(blk: Block, values: dict, report: Any, resolve: Any) -> None:
-    """The block's compiled function on the replay's values; its outputs go back into them."""
+def run_block(blk: Block, values: dict, report: Any, resolve: Any) -> tuple:
+    """The block's compiled function on the replay's values; its outputs go back into them (and
+    are returned, as the function returned them)."""
     args = []
     for _, node in blk.inputs:
         arr = np.asarray(resolve(node, values))
@@ -569,11 +618,9 @@ def run_block(blk: Block, values: dict, report: Any, resolve: Any) -> None:
     if not blk.called:  # the first call compiles the program (numba compiles at a first call)
         blk.called = True
         report.times["compile"] += elapsed
-    for (v, nodes), (i, off, size) in zip(blk.outputs, blk.picks):
-        arr = got[i] if size < 0 else got[i][off:off + size]
-        for n in nodes:
-            values[n] = arr.reshape(n.shape)
+    store(blk, got, values, len(blk.outputs) - blk.check_only)
     report.times["run"] += elapsed
     for e, n in blk.launches:  # (each kernel's time is the program's: it is reported once, there)
         report.launched(e, 0.0, count=n)
     report.launched(blk.entry, elapsed, count=0)
+    return got

@@ -335,7 +335,9 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
     else:
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-    order = None if x.ndim < 2 or name in ("argmax", "argmin") or _c_ordered(x) else views.reduce_order(x._ghost())
+    # (var and std of an empty array reduce NumPy's `x - mean`: a new empty array, C-ordered)
+    order = None if x.ndim < 2 or name in ("argmax", "argmin") or _c_ordered(x) or (
+        name in ("var", "std") and 0 in x.shape) else views.reduce_order(x._ghost())
     if order is not None:  # NumPy reduces along the input's memory order and keeps it (order='K'): so do we
         kept = [d for d in order if keepdims or d not in axes]
         r = reduction(name, x._view("transpose", order), tuple(order.index(d) for d in axes), dtype, keepdims, ddof)

@@ -111,3 +111,19 @@ def test_a_value_read_every_step_stays_in_the_compiled_loop():
         assert r.cache == "hit" and "iterations of" in r.program, r.program
     source = next(k for k in r.kernel_list if k["kind"] == "program")["source"]
     assert source.count(".copy()") == 2 and "_t" in source  # (the copies before the loop, not in it)
+
+
+@pytest.mark.parametrize("program", [p for p in PROGRAMS if p.steers], ids=lambda p: p.name)
+def test_a_compiled_replay_whose_residual_changed_is_traced_and_says_where(program, monkeypatch):
+    """The residuals a compiled loop keeps are checked at once after it ran; one that differs from
+    the traced run's sends the cell back to tracing, with the line that read it."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    twin = Twin(_setup(program), backend="cpu")
+    twin.run(program.source)
+    fresh = _setup(program)()
+    twin.change(lambda ns: ns.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in fresh.items()}))
+    assert "iterations of" in twin.run(program.source).program  # compiled, and every check held
+    r = twin.run(program.source)  # from where the last run left the state: other residuals
+    assert r.cache == "miss" and "(float()): value" in r.miss_reasons[0], r.miss_reasons

@@ -376,3 +376,11 @@ def test_sweeps_that_write_in_place_read_what_numpy_reads(source, opts):
     """A column sweep writes its destination in place (it reads only the elements it writes, or
     others); overlapping shifted, reversed or whole-array reads copy first."""
     check(source, "u = np.arange(36.0).reshape(6, 6) % 7", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = np.std(c[:-1], axis=0)", "v = c[:-1].var(axis=(0, 2), keepdims=True)", "v = np.std(f, axis=1)",
+       "v = c[:-1].sum(axis=0)")
+def test_var_and_std_of_an_empty_fortran_view_are_c_ordered(source, opts):  # (generator: seed 20558)
+    check(source, "c = np.asfortranarray(np.ones((1, 3, 4), np.float32)); f = np.asfortranarray(np.ones((2, 3, 4)))",
+          **opts)
