@@ -697,9 +697,12 @@ class LazyArray:
             if err is not None:
                 raise err[0](err[1])
         vshape = value.shape if isinstance(value, LazyArray) else ()
-        # NumPy's checks, once per kinds and shapes (a loop repeats them): a float's value counts
-        # (a NaN into an int array raises), an int's size and sign
-        kind = value if isinstance(value, (float, complex, np.inexact)) else _kind(value)
+        # NumPy's checks, once per kinds and shapes (a loop repeats them). A number is its type and value
+        # (a NaN, or np.uint8(200) into int8, raises; -1 into uint8 raises and -1.0 does not, though equal);
+        # a lazy value its dtype (a lazy NumPy scalar passes isinstance(np.number) through its __class__:
+        # kept, a later lookup would compare it, so compute a value of a cell that has ended)
+        kind = _kind(value) if type(value) is LazyArray else (type(value), value) \
+            if isinstance(value, (int, float, complex, np.number)) else _kind(value)
         checked = (self.dtype, kind, vshape, target.shape)
         if checked not in _ASSIGNS:
             tiny = np.zeros((), self.dtype)

@@ -6,12 +6,19 @@ a destination), and a rolled-up loop is a ``for`` around one copy of its body, t
 pass from one iteration to the next carried in variables. A sample, a 1-D Jacobi loop of 500
 steps (two scatter kernels a step, ``B[1:-1] = 0.33 * (A[:-2] + A[1:-1] + A[2:])`` and back)::
 
-    def program(x1, x2, p0):
-        c1_0 = x1
-        for _t1 in range(500):
-            b1_0_0 = c1_0.copy()
-            k0(998, p0, x2, 0, x2, 1, x2, 2, b1_0_0, 1)
-            ...
+    def program(x1, x2, p0, p1, p2, p3, p4):
+        c2_1_0 = x1.copy()  # (written in place every step: copied once, here)
+        c2_0_0 = x2.copy()
+        for _t2 in range(500):  # the cell's loop (lines 2, 3), rolled back up
+            fn0(p0, p1, c2_1_0, p2, c2_1_0, p3, c2_1_0, p4, c2_0_0, p3)  # k0 (line 2)
+            fn0(p0, p1, c2_0_0, p2, c2_0_0, p3, c2_0_0, p4, c2_1_0, p3)  # k1 (line 3)
+            c2_1_0 = c2_1_0
+            c2_0_0 = c2_0_0
+        return (c2_0_0, c2_1_0, )
+
+(``fn0`` is the kernel both steps launch, numba-compiled once; ``k0``, ``k1`` are the launches'
+names in the report, its arguments the shapes, offsets and strides as parameters, so that one
+compiled kernel serves every slice.)
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ class _Emitter:
     def fn(self, spec: Any) -> str:
         name = self._fn.get(id(spec.fn))
         if name is None:
-            name = self._fn[id(spec.fn)] = f"k{len(self._fn)}"
+            name = self._fn[id(spec.fn)] = f"fn{len(self._fn)}"  # (a compiled kernel; k0... name launches)
             self.kernels[name] = spec.fn
         return name
 
@@ -115,7 +122,7 @@ class _Emitter:
                 names.append(name)
                 args.append(name)
                 args += [self.offset(*next(offs))] + [self.param(np.int64(x)) for x in a[4][1:]]
-        self.lines.append(f"{pad}{self.fn(instr.spec)}({', '.join(args)})")
+        self.lines.append(f"{pad}{self.fn(instr.spec)}({', '.join(args)})  # {instr.name}{_lines(instr)}")
         return names
 
     def loop(self, loop: Loop, ins: list[str], indent: int, prefix: str, moves: list[tuple]) -> list[str]:
@@ -133,7 +140,7 @@ class _Emitter:
         history = [f"h{tag}_{i}" for i in range(len(loop.history))]  # a row per iteration, for Python
         for (_, _, size, dtype), name in zip(loop.history, history):
             self.lines.append(f"{pad}{name} = np.empty({size * loop.count}, np.{_typename(dtype)})")
-        self.lines.append(f"{pad}for _t{tag} in range({loop.count}):")
+        self.lines.append(f"{pad}for _t{tag} in range({loop.count}):  # the cell's loop{_lines(loop)}, rolled back up")
         body: dict[tuple[int, int], str] = {}
         at = 0  # where unit j's offsets start in the loop's
         for j, (u, reads) in enumerate(loop.body):
@@ -150,6 +157,22 @@ class _Emitter:
         for (slot, _, size, _), name in zip(loop.history, history):  # this iteration's row
             self.lines.append(f"{pad}    {name}[_t{tag} * {size}:(_t{tag} + 1) * {size}] = {body[slot]}")
         return [carried[slot] for slot in loop.out_slots] + history
+
+
+def _lines(u: Any) -> str:
+    """`` (line 3)``: the cell lines a call's kernel (or a loop's body) came from."""
+    found: set[int] = set()
+
+    def walk(x: Any) -> None:
+        if isinstance(x, Loop):
+            for b, _ in x.body:
+                walk(b)
+        else:
+            found.update(x.spec.entry.get("lines") or ())
+
+    walk(u)
+    lines = sorted(found)
+    return f" (line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))})" if lines else ""
 
 
 def _overwritten(loop: Loop) -> dict[tuple[int, int], int]:

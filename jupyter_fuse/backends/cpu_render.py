@@ -318,7 +318,8 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         return f"(1.0 / {a})"
     if op == "sign":
         helpers.add("sign_f" if flt else "sign_i")
-        return f"{'sign_f' if flt else 'sign_i'}({a})"
+        # (sign_i's 1, -1, 0 are int64 to numba: typed as the result, or a uint64 max beside it is a float)
+        return f"sign_f({a})" if flt else f"np.{out.name}(sign_i({a}))"
     if op in ("floor", "ceil", "trunc", "rint"):
         return f"np.{op}({a})" if flt else a
     if op in ("isnan", "isinf"):

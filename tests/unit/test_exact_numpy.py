@@ -384,3 +384,33 @@ def test_sweeps_that_write_in_place_read_what_numpy_reads(source, opts):
 def test_var_and_std_of_an_empty_fortran_view_are_c_ordered(source, opts):  # (generator: seed 20558)
     check(source, "c = np.asfortranarray(np.ones((1, 3, 4), np.float32)); f = np.asfortranarray(np.ones((2, 3, 4)))",
           **opts)
+
+
+def test_an_assignment_check_never_keeps_a_lazy_value():  # (generator: seeds 31534 then 31571)
+    """A lazy NumPy scalar assigned in one cell must not stay in the tracer's assignment-check cache:
+    a later cell's lookup compared it, computing a value of a cell that had ended (KeyError)."""
+    from jupyter_fuse import trace
+
+    check("v4 = (b * 2 != b[None])\nv4[0] **= (np.float16(0.5) * a)", "a = np.array(3); b = np.array(-2, np.int32)",
+          backend="numpy")
+    assert not any(isinstance(x, trace.LazyArray) for key in trace._ASSIGNS for x in key)
+    check("v1 = a\nv2 = np.fmax(a, v1)\nv1[...] = np.inf", "a = np.array(False)", backend="numpy")
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("b[...] = np.uint8(3)\nb[...] = np.uint8(200)", "b[...] = -128\nb[...] = -129",
+       "b[::2] >>= b[0]\nb[...] = np.uint8(200)")
+def test_a_number_that_does_not_fit_raises_after_one_that_did(source, opts):  # (generator: seed 30944)
+    check(source, "b = np.array([-128], dtype=np.int8)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("u[...] = -1.0\nu[...] = -1", "u[0] = 1.0\nu[0] = True\nu[0] = -1")
+def test_equal_numbers_of_other_types_are_checked_apart(source, opts):
+    check(source, "u = np.zeros(2, np.uint8)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = np.maximum(np.sign(b), (b - 2))", "v = np.sign(b) * (b - 2)", "v = np.minimum(np.sign(i8), i8 - 1)")
+def test_the_sign_of_an_unsigned_array_stays_unsigned_in_a_kernel(source, opts):  # (generator: seed 30251)
+    check(source, "b = np.array([7, 0, 1, 2], np.uint64); i8 = np.array([-128, 0, 5], np.int8)", **opts)
