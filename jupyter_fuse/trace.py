@@ -260,10 +260,37 @@ def _c_ordered(a: Any) -> bool:
     return node.layout is None or 0 not in node.shape and views.c_contiguous(node.shape, node.layout[1], node.dtype.itemsize)
 
 
+_ORDERS: dict[tuple, tuple[int, ...] | None] = {}  # NumPy's order='K' answers, by what decides them
+
+
 def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -> tuple[int, ...] | None:
-    """The axes, outermost first, of the memory order NumPy gives this elementwise result (None: C)."""
+    """The axes, outermost first, of the memory order NumPy gives this elementwise result (None: C).
+    Remembered by what decides it (operand dtypes, shapes and strides, not where they start): a loop's
+    slice updates ask the same question every step."""
     if all(_c_ordered(a) for a in args):
         return None
+    key = (op, dtype, shape, *map(_order_part, args))
+    try:
+        return _ORDERS[key]
+    except KeyError:
+        pass
+    except TypeError:  # (an unhashable dtype argument: ask NumPy)
+        return _ufunc_order_now(op, args, shape, dtype)
+    got = _ORDERS[key] = _ufunc_order_now(op, args, shape, dtype)
+    if len(_ORDERS) > 4096:
+        _ORDERS.clear()
+    return got
+
+
+def _order_part(a: Any) -> Any:
+    """What of an operand decides NumPy's order: an array's dtype, shape and strides; a scalar's type."""
+    if isinstance(a, LazyArray):
+        node = a._current()
+        return a.dtype, node.shape, node.layout and node.layout[1]
+    return a.dtype if isinstance(a, np.generic) else type(a)
+
+
+def _ufunc_order_now(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -> tuple[int, ...] | None:
     arrays = [a for a in args if isinstance(a, LazyArray) and a.ndim]
     fn = _CLIP_UFUNC if op == "clip" else OPS[op].fn  # (np.clip is the ufunc np._core.umath.clip)
     try:  # NumPy's contiguous fast path applies only when no array operand is cast to the loop dtype
