@@ -982,6 +982,13 @@ def _is_scalar(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex, np.generic)) or isinstance(x, LazyArray) and x.scalar
 
 
+def _complex_scalars(op: str, a: "LazyArray", b: Any) -> bool:
+    """A comparison of NumPy scalars, one of them complex: NumPy's scalar math, not the ufunc's."""
+    return op in SWAPPED and a.scalar and _is_scalar(b) and (
+        a.dtype.kind == "c" or isinstance(b, (complex, np.complexfloating))
+        or isinstance(b, LazyArray) and b.dtype.kind == "c")
+
+
 _COMPLEX_OPS = frozenset({"add", "subtract", "multiply", "divide", "power"})  # what Python's complex defines
 
 
@@ -990,7 +997,7 @@ def _binop(op: str, py: str):
     fop, iop = getattr(operator, pyname), getattr(operator, f"i{py}", None)
 
     def fwd(self, other):
-        if op in SWAPPED and self.scalar and self.dtype.kind == "c" and _is_scalar(other):
+        if _complex_scalars(op, self, other):
             # NumPy's scalar math orders complex scalars by real part first, even beside a NaN imaginary part
             # ((2+nanj) > 1 is True; the ufunc says False): the real operator on the values
             return _eager_operator(fop, (self, other))
@@ -1001,7 +1008,7 @@ def _binop(op: str, py: str):
             return _eager_operator(fop, (self, other))
 
     def rev(self, other):
-        if op in SWAPPED and self.scalar and self.dtype.kind == "c" and _is_scalar(other):
+        if _complex_scalars(op, self, other):
             return _eager_operator(fop, (other, self))  # (as in fwd: NumPy's scalar comparison of complex values)
         if type(other) is complex and op in _COMPLEX_OPS and self.scalar and self.dtype == np.float64:
             # np.float64 subclasses Python's float, so `1j + x` is complex's own arithmetic: a Python complex

@@ -204,6 +204,7 @@ def _fresh_ns(setup: str) -> dict:
 
 _BINOPS = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>", "<", "<=", "==", "!=", ">", ">="]
 _ARITH = ["+", "-", "*", "/", "//", "%", "**"]
+_PY_INT = re.compile(r"^[-+()\d* ]+$")  # an expression of Python int literals only
 _UNARY = ["-{}", "+{}", "abs({})", "~{}", "np.sqrt({})", "np.exp({})", "np.sin({})", "np.log({})", "np.floor({})",
           "np.isnan({})", "np.sign({})", "np.square({})", "np.negative({})", "np.log1p({})", "np.tanh({})",
           "np.reciprocal({})", "np.rint({})", "np.isfinite({})", "np.conjugate({})", "np.logical_not({})"]
@@ -274,7 +275,10 @@ class _Draw:
         if depth > 1 or x < 0.15:
             return self.operand()
         if x < 0.45:
-            return f"({self.expr(depth + 1)} {r.choice(_BINOPS if r.random() < 0.4 else _ARITH)} {self.expr(depth + 1)})"
+            a, op, b = self.expr(depth + 1), r.choice(_BINOPS if r.random() < 0.4 else _ARITH), self.expr(depth + 1)
+            if op in ("**", "<<") and _PY_INT.match(a) and _PY_INT.match(b):
+                op = "*"  # (Python's own ints: -300 ** 2**40 would run for hours, in NumPy's run too)
+            return f"({a} {op} {b})"
         if x < 0.58:
             return r.choice(_UNARY).format(self.expr(depth + 1))
         if x < 0.68:
