@@ -32,6 +32,7 @@ import numpy as np
 
 from . import fmt, guards, program, views
 from .fperrors import errors_raise
+from .backends.numpy import resolve as resolve_value  # (a view of available storage, computed)
 from .buffers import rebind
 from .guards import Recorder, Unguardable, path_text, resolve
 from .trace import LazyArray, root_of
@@ -556,17 +557,6 @@ def _bind(r: tuple, out: Any, values: dict, line: int | None) -> None:
         raise Abandon(f"line {line}: a call outside the trace now returns a different structure")
     for part, o in zip(r[1], out):
         _bind(part, o, values, line)
-
-
-def resolve_value(node: Any, values: dict) -> Any:
-    """A value of the replay, computing views of available storage on the way."""
-    try:
-        return values[node]
-    except KeyError:
-        if node.op != "view":
-            raise
-        value = values[node] = views.apply_chain(np.asarray(resolve_value(node.args[0], values)), node.params)
-        return value
 
 
 def _results(entry: Entry, values: dict, host: Any) -> tuple[list[Any], list[tuple[Any, Any]]]:

@@ -12,8 +12,6 @@ steps (two scatter kernels a step, ``B[1:-1] = 0.33 * (A[:-2] + A[1:-1] + A[2:])
         for _t2 in range(500):  # the cell's loop (lines 2, 3), rolled back up
             fn0(p0, p1, c2_1_0, p2, c2_1_0, p3, c2_1_0, p4, c2_0_0, p3)  # k0 (line 2)
             fn0(p0, p1, c2_0_0, p2, c2_0_0, p3, c2_0_0, p4, c2_1_0, p3)  # k1 (line 3)
-            c2_1_0 = c2_1_0
-            c2_0_0 = c2_0_0
         return (c2_0_0, c2_1_0, )
 
 (``fn0`` is the kernel both steps launch, numba-compiled once; ``k0``, ``k1`` are the launches'
@@ -153,7 +151,8 @@ class _Emitter:
                              if reads and reads[-1][0] == "prev" else False, mine)
             body.update({(j, q): name for q, name in enumerate(outs)})
         for slot, name in carried.items():
-            self.lines.append(f"{pad}    {name} = {body[slot]}")
+            if body[slot] != name:  # (written in place: already there)
+                self.lines.append(f"{pad}    {name} = {body[slot]}")
         for (slot, _, size, _), name in zip(loop.history, history):  # this iteration's row
             self.lines.append(f"{pad}    {name}[_t{tag} * {size}:(_t{tag} + 1) * {size}] = {body[slot]}")
         return [carried[slot] for slot in loop.out_slots] + history
