@@ -505,7 +505,7 @@ class LazyArray:
         buf = self._buf
         whole = not self._chain or self._current() is buf.node  # (a chain there and back is no chain)
         if whole and value.kind == "op" and value.shape == buf.node.shape and views.kept_layout(buf.node) is None:
-            buf.node = value  # (a Fortran-ordered array stays one: its write is a setitem keeping the layout)
+            buf.node = value  # (a Fortran- or permuted-order array stays one: a setitem keeps its layout)
         else:
             if value.op == "view" and value.args[0] is buf.node and value.params == self._chain:
                 return  # writing an array's own current value back: a no-op
@@ -564,13 +564,13 @@ class LazyArray:
     def shape(self, shape: Any) -> None:
         # `x.shape = s` reshapes this very object, and only where NumPy can do it without a copy
         shape = (operator.index(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(operator.index, shape))
-        shape = _reshape_shape(self.size, shape)
+        asked, shape = shape, _reshape_shape(self.size, shape)
         try:
-            new = views.apply(self._ghost(), "reshape", shape)
+            step = _reshape_step(self._ghost(), asked, shape)
         except ValueError:
             raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a "
                                  "copy with the desired shape.") from None
-        self._chain += (("reshape", new.shape),)
+        self._chain += (("reshape", step),)
         self._cache = None
 
     @property
@@ -782,10 +782,11 @@ class LazyArray:
             raise Unsupported("reshape(order != 'C')")
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = tuple(shape[0])
-        shape = _reshape_shape(self.size, tuple(operator.index(d) for d in shape))
+        asked = tuple(operator.index(d) for d in shape)
+        shape = _reshape_shape(self.size, asked)
         if copy is not True:
             try:
-                return self._view("reshape", np.reshape(self._ghost(), shape, copy=False).shape)
+                return self._view("reshape", _reshape_step(self._ghost(), asked, shape))
             except ValueError:  # only a copy would do (NumPy's rule)
                 if copy is False:
                     raise
@@ -922,6 +923,14 @@ def scalar_as_array(x: LazyArray) -> LazyArray:
     out = astype(x, x.dtype, copy=True, count=False)
     out.scalar = False
     return out
+
+
+def _reshape_step(g: np.ndarray, asked: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape a view step reshapes to (ValueError where only a copy would do): the one asked for with
+    its -1 where the array is empty, since NumPy keeps an empty array's strides only when asked for its
+    own shape literally (``b.reshape(-1)`` of a 0-stride empty ``b`` has C strides, ``b.reshape(0)`` not)."""
+    np.reshape(g, shape, copy=False)
+    return asked if g.size == 0 else shape
 
 
 def _reshape_shape(size: int, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -59,13 +59,23 @@ def writable(arr: np.ndarray) -> np.ndarray:
     return np.asarray(iface)
 
 
-def kept_layout(storage: Any) -> Layout | None:
-    """The layout a write into ``storage`` keeps: a Fortran-ordered input's (the views read from outside
-    address its memory: a write must not move its elements), else None (C order)."""
-    if storage.layout is None or storage.ndim < 2:
+def dense_axes(g: np.ndarray) -> tuple[int, ...] | None:
+    """The axes, outermost first, in which ``g`` is a dense block of memory laid out in another order than
+    C (Fortran order, or the permuted order of a transposed or fancy-indexed result); None when ``g`` is
+    C-contiguous or not dense."""
+    if g.ndim < 2 or g.flags.c_contiguous or any(st < 0 for st in g.strides):
         return None
-    g = ghost(storage.dtype, storage.shape, storage.layout)
-    return storage.layout if g.flags.f_contiguous and not g.flags.c_contiguous and storage.layout[0] == 0 else None
+    axes = tuple(sorted(range(g.ndim), key=lambda d: -g.strides[d]))
+    return axes if g.transpose(axes).flags.c_contiguous else None
+
+
+def kept_layout(storage: Any) -> Layout | None:
+    """The layout a write into ``storage`` keeps: a dense one other than C (a Fortran-ordered input, whose
+    views read from outside address its memory, or a result NumPy laid out in its inputs' order: a write
+    must not move its elements), else None (C order)."""
+    if storage.layout is None or storage.ndim < 2 or storage.layout[0] != 0:
+        return None
+    return storage.layout if dense_axes(ghost(storage.dtype, storage.shape, storage.layout)) else None
 
 
 def layout_of(view: np.ndarray) -> Layout:

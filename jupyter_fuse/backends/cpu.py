@@ -159,7 +159,7 @@ class CpuBackend:
         args += [("out", n) for n in rendered.outputs]
         if kernel.kind == "scatter":
             scatter = next(n for n in kernel.nodes if n.op == "setitem")
-            if scatter.layout is not None:  # (a destination kept in Fortran order: launched alone)
+            if scatter.layout is not None:  # (a destination kept in a non-C order: launched alone)
                 return None
             args.append(("dst", scatter.args[0], scatter, scatter in plan.inplace,
                          tuple([rendered.dst[0]] + [rendered.dst[1][d] for d in rendered.dst[2]])))

@@ -237,8 +237,9 @@ def exact_comparison(op: str, a: str, b: str, ins: list[np.dtype], helpers: set[
 
 def _result(expr: str, out: np.dtype, to: np.dtype) -> str:
     """An op's value, computed in the loop dtype ``out``, as ``to``. numba does arithmetic on small
-    integers in 64 bits (int8 * int8 is an int64): wrap it to the loop dtype, as NumPy's loop does."""
-    if out == to and out.kind in "iu" and out.itemsize < 8:
+    integers in 64 bits (int8 * int8 is an int64): wrap it to the loop dtype, as NumPy's loop does; and it
+    computes ``1.0 / x`` and ``np.tanh(x)`` of a float32 in float64: round it to the loop dtype."""
+    if out == to and (out.kind in "iu" and out.itemsize < 8 or out.kind in "fc" and out.itemsize < 16 and out != F64):
         return f"np.{out.name}({expr})"
     return _cast(expr, out, to)
 
@@ -943,6 +944,9 @@ def _epilogue(ctx: _Ctx, epi: list[Node], lines: list[str], k: Kernel, axes: tup
     """Per output element: the epilogue ops, then (``write``) the writes of reductions and epilogue values."""
     nd = len(k.shape)
     outer = [d for d in range(nd) if d not in axes]
+    # values read in the reduction loops are not for the epilogue: it reads its inputs afresh (a loop
+    # over an empty axis runs no iteration, and leaves them unset)
+    ctx.names = {n: v for n, v in ctx.names.items() if k.phase.get(n) in ("red", "epi")}
     for node in epi:
         space = node.shape
         # an epilogue node's index: keepdims shapes put 0 at reduced axes

@@ -226,8 +226,8 @@ def run_node_cupy(node: Node, args: list[Any]) -> Any:
         out = args[0].astype(p[0])
     elif op == "copy":
         out = cp.array(args[0], copy=True, order="C")
-    elif op == "setitem":
-        out = cp.array(args[0], copy=True, order="C")
+    elif op == "setitem":  # (a write keeps a dense storage's layout: views.kept_layout)
+        out = cp.array(args[0], copy=True, order="C" if node.layout is None else "K")
         device_apply_chain(out, p[0])[...] = args[1]
     elif op == "reshape":
         out = cp.ascontiguousarray(cp.reshape(args[0], p[0]))
@@ -607,7 +607,8 @@ class _CudaBase:
         if r.scatter:
             node = next(n for n in kernel.nodes if n.op == "setitem")
             storage = self.device_value(node.args[0], values, report, kernel)
-            storage = storage if node in plan.inplace else xp.array(storage, copy=True, order="C")
+            storage = storage if node in plan.inplace else xp.array(storage, copy=True,
+                                                                      order="C" if node.layout is None else "K")
             target = self._view(storage, node.params[0])
             args.append(target)
             args += [np.int64(st // target.itemsize) for st in target.strides]
@@ -838,10 +839,10 @@ class CupyBackend(_CudaBase):
         return bool(root.flags.c_contiguous)
 
     def _copy_h2d(self, host: Any) -> Any:
-        dev = self._cp.asarray(host)
-        if host.flags.f_contiguous and not host.flags.c_contiguous and not dev.flags.f_contiguous:
-            dev = self._cp.asfortranarray(dev)  # views read through byte offsets of the root: same layout
-        return dev
+        axes = views.dense_axes(host)  # views read through byte offsets of the root: the same layout
+        if axes is None:
+            return self._cp.asarray(host)
+        return self._cp.asarray(host.transpose(axes)).transpose(np.argsort(axes))
 
     def _copy_d2h(self, value: Any) -> Any:
         return self._cp.asnumpy(value)

@@ -30,7 +30,7 @@ def run_node(node: Node, args: list[Any]) -> Any:
         return np.asarray(args[0]).astype(p[0])
     if op == "copy":
         return np.array(args[0], copy=True, order="C")
-    if op == "setitem":  # (a write keeps a Fortran-ordered storage's layout: views.kept_layout)
+    if op == "setitem":  # (a write keeps a dense storage's layout: views.kept_layout)
         out = np.array(args[0], copy=True, order="C" if node.layout is None else "K")
         views.apply_chain(out, p[0])[...] = args[1]
         return out

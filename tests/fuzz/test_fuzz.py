@@ -83,3 +83,25 @@ def test_platform_defined_casts_are_classified():
                          "cpu") == gen.PLATFORM[0]
     p, f = gen.harness.Outcome({"m": 0}, {}, ""), gen.harness.Outcome({"m": 0.0}, {}, "")
     assert gen._classify("m = y.min()", gen._compare(p, f), p, f, ["invalid value encountered in cast"], "cpu") == "deviation"
+
+
+def test_float32_rounding_is_classified_apart():
+    """A program computing in float32 may differ from NumPy by float32's rounding (NumPy's SIMD tanh and
+    pairwise sums, the kernels' libm and float64 accumulators): listed apart (gen.PLATFORM[3]), in values
+    and in printed numbers; a float64 program, or a larger difference, or other text, stays a deviation."""
+    def outcomes(pv, fv, pt="", ft=""):
+        state = np.random.get_state()
+        p, f = (gen.harness.Outcome({"x": v}, {}, t, random_state=state) for v, t in ((pv, pt), (fv, ft)))
+        return gen._compare(p, f), p, f
+
+    x32 = np.array([0.4621170], np.float64)
+    near = outcomes(x32, x32 + 3e-8)
+    assert gen._classify("x = np.tanh(b) % s", *near, [], "cpu", "b = np.array(2.0, np.float32)") == gen.PLATFORM[3]
+    assert gen._classify("x = np.tanh(b) % s", *near, [], "cpu", "b = np.array(2.0)") == "deviation"
+    far = outcomes(x32, x32 + 1e-3)
+    assert gen._classify("x = np.tanh(b) % s", *far, [], "cpu", "b = np.array(2.0, np.float32)") == "deviation"
+    setup = "b = np.array([1.5], np.float32)"
+    printed = outcomes(x32, x32, "15.6067705\n0\n", "15.606771\n0\n")
+    assert gen._classify("print(b.var())", *printed, [], "cpu", setup) == gen.PLATFORM[3]
+    worded = outcomes(x32, x32, "v 15.6067705\n", "w 15.606771\n")
+    assert gen._classify("print(b.var())", *worded, [], "cpu", setup) == "deviation"

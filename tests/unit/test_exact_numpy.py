@@ -423,3 +423,39 @@ def test_the_sign_of_an_unsigned_array_stays_unsigned_in_a_kernel(source, opts):
 # from the call np.greater(np.float64(2.0), z), whose answer differs; left as it is)
 def test_a_real_scalar_compared_with_a_lazy_complex_scalar_is_numpys_scalar_math(source, opts):  # (seed 41325)
     check(source, "x = np.array(-np.inf)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v1 = d[[0, -1]]\nv1[:-1] = v1[1:]\nv2 = v1[np.array([1, 0])]\nw = v1.reshape(-1)\nw[0] = 7",
+       "v1 = d.transpose(1, 2, 0) * 1\nv1[0] += 1\nv2 = v1[[1]]\nw = v1.reshape(-1)",
+       "v1 = d[[0, -1]]\nv1 += 1\nv2 = v1[:, [0]]\nv3 = v1 + 0")
+def test_a_write_keeps_a_permuted_layout(source, opts):  # (generator: seeds 44449, 45278)
+    """NumPy lays a fancy-indexed result out with the index axes outermost and the rest in the source's
+    memory order: neither C nor Fortran. A write into it must keep that layout, as later strides show."""
+    check(source, "a = np.asfortranarray(np.arange(16, dtype=np.uint16).reshape((4, 2, 2))); d = a[::-1]", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v1 = a / (a * b)\nv2 = v1.prod(axis=None, keepdims=True) + a",
+       "v = (c * e).sum(axis=1, keepdims=True) * c", "v = (c - e).max(axis=1, initial=-5.0) + c[:, 0]",
+       "v = (c * e).mean(axis=0) - 1")
+def test_an_epilogue_after_a_reduction_over_an_empty_axis(source, opts):  # (generator: seed 41140)
+    """The loop over an empty axis runs no iteration: what comes after it reads its inputs afresh."""
+    check(source, "a = np.array(-np.inf, np.float32); b = np.array([], np.int8); c = np.arange(3.0).reshape(3, 1); "
+                  "e = np.ones((3, 0))", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = np.reciprocal(b) ** a", "v = np.reciprocal(b) + s", "v = (1 / b).astype(np.float64) * 3",
+       "v = np.sqrt(b) ** a")
+def test_a_float32_result_is_rounded_to_float32_before_a_float64_op(source, opts):  # (generator: seed 40004)
+    """numba computes ``1.0 / x`` (and np.tanh, np.exp, ...) of a float32 in float64: the kernel rounds it."""
+    check(source, "a = np.array([8, 0, -1], np.int32); b = np.array([3.0, -2.5, 7.0], np.float32); s = np.float64(-1.0)",
+          **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("t = b.reshape(-1); s = t.strides", "t = b.reshape(0); s = t.strides", "t = e.reshape(-1, 2); s = t.strides",
+       "t = e.ravel(); s = t.strides", "t = e.reshape(1, -1); s = t.strides", "e.shape = (-1,); s = e.strides")
+def test_reshaping_an_empty_array_through_minus_one_gives_numpys_strides(source, opts):  # (hypothesis)
+    check(source, "b = np.array([], dtype=bool); e = np.zeros((2, 0)).T", **opts)

@@ -1,0 +1,1117 @@
+"""Real-world notebook programs under %%fuse: replayed on the second run? same as NumPy? how fast?
+
+    JUPYTER_FUSE_CACHE_DIR=/tmp/rw_cache .venv/bin/python bench/realworld.py [--backend cpu|numpy] [--only NAME,...]
+
+bench/programs.py holds loop programs written for the loop benchmark; these are cells as other people
+write them in notebooks and course material: helpers defined in the cell (def, lambda, a class),
+``import numpy as np`` / ``import math`` in the cell, convergence tests on a ``float()`` of a
+residual, in-place updates, ``np.roll`` stencils, masks, fancy indexing, matmul, random draws inside
+loops, lists of Python floats, f-string prints. Each is a cell source and a setup that builds its
+inputs (seeded) at a size where plain NumPy takes about 1-20 ms.
+
+For each program:
+
+1. the cell runs under plain ``exec`` on a copy of the setup namespace, three times (best time;
+   the first run's namespace and printed text are the reference);
+2. it runs under ``run_cell`` three times, each on a fresh copy of the namespace: the first run
+   traces (and, with the cpu backend, compiles kernels unless JUPYTER_FUSE_CACHE_DIR has them), the
+   second should replay the recorded plan (``report.cache == "hit"``), the third is a replay with
+   everything warm;
+3. every name the cell leaves (arrays, scalars, lists, objects of a class defined in the cell, random
+   generators) and the printed text are compared with NumPy's: same Python type, same dtype and
+   shape, floats within rtol 1e-9 (atol 1e-12), everything else exact.
+
+The table: numpy ms (best of 3), first ms, 2nd ms (the first replay: it may compile the plan as one
+program), 3rd ms, 3rd / numpy, replayed (the second run's cache state), same as NumPy (all three runs),
+why not replayed (the second run's miss reasons), error. Details follow the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import io
+import math
+import os
+import sys
+import time
+import traceback
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR", "/tmp/rw_cache")  # the cpu backend's compiled kernels
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    source: str
+    setup: Callable[..., dict]  # size parameters -> a fresh namespace
+    sizes: dict[str, dict]  # "tiny" (a smoke run), "small" (NumPy ~1-20 ms)
+
+
+def _rng(seed: int = 2024) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+# -- the programs ---------------------------------------------------------------------------------
+
+# logistic regression by batch gradient descent (an ML course's first exercise)
+LOGREG = """\
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+w = np.zeros(X.shape[1])
+b = 0.0
+losses = []
+for epoch in range(epochs):
+    p = sigmoid(X @ w + b)
+    grad_w = X.T @ (p - y) / len(y)
+    grad_b = np.mean(p - y)
+    w -= lr * grad_w
+    b -= lr * grad_b
+    if epoch % 10 == 0:
+        loss = -np.mean(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12))
+        losses.append(float(loss))
+acc = np.mean((sigmoid(X @ w + b) > 0.5) == y)
+print(f"final loss {losses[-1]:.4f}, accuracy {acc:.3f}")
+"""
+
+
+def _logreg(n: int, d: int, epochs: int) -> dict:
+    r = _rng()
+    X = r.normal(size=(n, d))
+    true_w = r.normal(size=d)
+    y = (X @ true_w + 0.5 * r.normal(size=n) > 0).astype(float)
+    return {"np": np, "X": X, "y": y, "lr": 0.5, "epochs": epochs}
+
+
+# power iteration for the dominant eigenvalue, stopping on the change of the estimate
+POWER = """\
+import numpy as np
+
+v = np.ones(A.shape[0]) / np.sqrt(A.shape[0])
+lam = 0.0
+for it in range(maxit):
+    w = A @ v
+    lam_new = v @ w
+    v = w / np.linalg.norm(w)
+    if abs(lam_new - lam) < tol * abs(lam_new):
+        break
+    lam = lam_new
+print(f"dominant eigenvalue {lam_new:.6f} after {it + 1} iterations")
+"""
+
+
+def _power(n: int, maxit: int) -> dict:
+    M = _rng().normal(size=(n, n))
+    return {"A": M @ M.T / n, "maxit": maxit, "tol": 1e-10}
+
+
+# k-means: distances by broadcasting, argmin, centroids as means of boolean-masked rows
+KMEANS = """\
+rng = np.random.default_rng(42)
+centroids = X[rng.choice(len(X), k, replace=False)]
+for it in range(iters):
+    d = np.linalg.norm(X[:, None, :] - centroids[None, :, :], axis=2)
+    labels = np.argmin(d, axis=1)
+    new = np.array([X[labels == j].mean(axis=0) for j in range(k)])
+    shift = np.linalg.norm(new - centroids)
+    centroids = new
+    if shift < 1e-8:
+        break
+inertia = ((X - centroids[labels]) ** 2).sum()
+sizes = np.bincount(labels, minlength=k)
+print(f"k-means converged after {it + 1} iterations, inertia {inertia:.3f}")
+"""
+
+
+def _kmeans(n: int, k: int, iters: int) -> dict:
+    r = _rng()
+    centers = r.normal(scale=5.0, size=(k, 2))
+    X = np.concatenate([c + r.normal(size=(n // k, 2)) for c in centers])
+    return {"np": np, "X": X, "k": k, "iters": iters}
+
+
+# a two-layer MLP trained by full-batch gradient descent, forward and backward written out
+MLP = """\
+def softmax(z):
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+rng = np.random.default_rng(0)
+W1 = rng.normal(0, 0.1, (X.shape[1], hidden))
+b1 = np.zeros(hidden)
+W2 = rng.normal(0, 0.1, (hidden, n_classes))
+b2 = np.zeros(n_classes)
+Y = np.eye(n_classes)[y]
+history = []
+for epoch in range(epochs):
+    h = np.tanh(X @ W1 + b1)
+    probs = softmax(h @ W2 + b2)
+    loss = -np.sum(Y * np.log(probs + 1e-9)) / len(X)
+    history.append(float(loss))
+    dz2 = (probs - Y) / len(X)
+    dW2 = h.T @ dz2
+    db2 = dz2.sum(axis=0)
+    dh = dz2 @ W2.T * (1 - h ** 2)
+    dW1 = X.T @ dh
+    db1 = dh.sum(axis=0)
+    W1 -= lr * dW1
+    b1 -= lr * db1
+    W2 -= lr * dW2
+    b2 -= lr * db2
+pred = probs.argmax(axis=1)
+acc = (pred == y).mean()
+print(f"epoch {epochs}: loss {history[-1]:.4f} acc {acc:.2%}")
+"""
+
+
+def _mlp(n: int, d: int, hidden: int, epochs: int) -> dict:
+    r = _rng()
+    X = r.normal(size=(n, d))
+    y = (X[:, 0] * X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 1).astype(np.int64)
+    return {"np": np, "X": X, "y": y, "hidden": hidden, "n_classes": 3, "lr": 0.5, "epochs": epochs}
+
+
+# Monte Carlo pi with the legacy global generator seeded in the cell
+MCPI = """\
+np.random.seed(0)
+inside = 0
+total = 0
+estimates = []
+for batch in range(n_batches):
+    pts = np.random.rand(batch_size, 2)
+    inside += np.count_nonzero((pts ** 2).sum(axis=1) <= 1.0)
+    total += batch_size
+    estimates.append(4 * inside / total)
+pi_est = 4 * inside / total
+print("pi ~", pi_est, "error", abs(pi_est - np.pi))
+"""
+
+
+def _mcpi(n_batches: int, batch_size: int) -> dict:
+    return {"np": np, "n_batches": n_batches, "batch_size": batch_size}
+
+
+# random walks: a Generator made in the cell, cumsum, statistics over walkers
+WALK = """\
+rng = np.random.default_rng(0)
+steps = rng.choice([-1, 1], size=(n_walkers, n_steps))
+paths = np.cumsum(steps, axis=1)
+final = paths[:, -1]
+msd = np.mean(paths.astype(float) ** 2, axis=0)
+max_dist = np.abs(paths).max(axis=1)
+returned = np.any(paths == 0, axis=1)
+frac_returned = returned.mean()
+slope = np.polyfit(np.arange(1, n_steps + 1), msd, 1)[0]
+print(f"mean final {final.mean():.3f}, std {final.std():.3f}, returned {frac_returned:.1%}, D~{slope / 2:.3f}")
+"""
+
+
+def _walk(n_walkers: int, n_steps: int) -> dict:
+    return {"np": np, "n_walkers": n_walkers, "n_steps": n_steps}
+
+
+# Conway's game of life with np.roll, the neighbour count by sum() over a generator
+LIFE = """\
+def life_step(grid):
+    n = sum(np.roll(np.roll(grid, i, 0), j, 1)
+            for i in (-1, 0, 1) for j in (-1, 0, 1) if (i != 0 or j != 0))
+    return (n == 3) | (grid & (n == 2))
+
+alive = []
+for gen in range(generations):
+    board = life_step(board)
+    alive.append(int(board.sum()))
+print(f"{alive[-1]} cells alive after {generations} generations")
+"""
+
+
+def _life(n: int, generations: int) -> dict:
+    return {"np": np, "board": _rng().random((n, n)) < 0.3, "generations": generations}
+
+
+# 2-D wave equation, periodic boundaries with np.roll, leapfrog with tuple swap
+WAVE = """\
+c2 = (c * dt / dx) ** 2
+u_prev = u.copy()
+for n in range(nt):
+    lap = (np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0)
+           + np.roll(u, 1, axis=1) + np.roll(u, -1, axis=1) - 4 * u)
+    u_new = 2 * u - u_prev + c2 * lap
+    u_prev, u = u, u_new
+energy = 0.5 * np.sum(((u - u_prev) / dt) ** 2) * dx * dx
+print(f"energy {energy:.6e}, max amplitude {np.abs(u).max():.4f}")
+"""
+
+
+def _wave(n: int, nt: int) -> dict:
+    x = np.linspace(-1, 1, n)
+    X, Y = np.meshgrid(x, x)
+    return {"np": np, "u": np.exp(-40 * (X ** 2 + Y ** 2)), "c": 1.0, "dx": x[1] - x[0],
+            "dt": 0.4 * (x[1] - x[0]), "nt": nt}
+
+
+# Mandelbrot escape times: complex arithmetic on a boolean-masked subset
+MANDEL = """\
+x = np.linspace(xmin, xmax, width)
+y = np.linspace(ymin, ymax, height)
+C = x[None, :] + 1j * y[:, None]
+Z = np.zeros_like(C)
+counts = np.zeros(C.shape, dtype=int)
+mask = np.ones(C.shape, dtype=bool)
+for i in range(max_iter):
+    Z[mask] = Z[mask] ** 2 + C[mask]
+    escaped = np.abs(Z) > 2
+    counts[mask & escaped] = i
+    mask &= ~escaped
+print(f"{mask.sum()} of {mask.size} points did not escape")
+"""
+
+
+def _mandel(width: int, height: int, max_iter: int) -> dict:
+    return {"np": np, "xmin": -2.0, "xmax": 0.6, "ymin": -1.2, "ymax": 1.2, "width": width, "height": height,
+            "max_iter": max_iter}
+
+
+# successive over-relaxation, row by row, stopping on the relative change
+SOR = """\
+omega = 1.7
+history = []
+for it in range(maxit):
+    u_old = u.copy()
+    for i in range(1, n - 1):
+        u[i, 1:-1] = (1 - omega) * u[i, 1:-1] + omega * 0.25 * (
+            u[i - 1, 1:-1] + u_old[i + 1, 1:-1] + u_old[i, 2:] + u_old[i, :-2] - h * h * f[i, 1:-1])
+    err = np.linalg.norm(u - u_old) / np.linalg.norm(u)
+    history.append(err)
+    if err < tol:
+        break
+print(f"SOR: {it + 1} sweeps, last change {err:.2e}")
+"""
+
+
+def _sor(n: int, maxit: int) -> dict:
+    x = np.linspace(0, 1, n)
+    f = -2 * np.pi ** 2 * np.outer(np.sin(np.pi * x), np.sin(np.pi * x))
+    return {"np": np, "u": np.zeros((n, n)), "f": f, "n": n, "h": 1.0 / (n - 1), "maxit": maxit, "tol": 1e-6}
+
+
+# Lotka-Volterra by forward Euler, vectorized over many initial conditions, tuple unpacking
+LOTKA = """\
+def rhs(x, y):
+    return alpha * x - beta * x * y, delta * x * y - gamma * y
+
+x, y = x0.copy(), y0.copy()
+snapshots = [np.stack([x, y])]
+for k in range(nsteps):
+    dxdt, dydt = rhs(x, y)
+    x, y = x + dt * dxdt, y + dt * dydt
+    if (k + 1) % 100 == 0:
+        snapshots.append(np.stack([x, y]))
+traj = np.stack(snapshots)
+peak_prey = traj[:, 0, :].max(axis=0)
+print(f"max prey population {peak_prey.max():.2f}")
+"""
+
+
+def _lotka(m: int, nsteps: int) -> dict:
+    r = _rng()
+    return {"np": np, "x0": r.uniform(5, 15, m), "y0": r.uniform(2, 8, m), "alpha": 1.1, "beta": 0.4,
+            "delta": 0.1, "gamma": 0.4, "dt": 0.01, "nsteps": nsteps}
+
+
+# softmax cross-entropy with log-sum-exp, its gradient by fancy-indexed subtraction, top-5 accuracy
+XENT = """\
+logits = X @ W + b
+m = logits.max(axis=1, keepdims=True)
+log_probs = logits - m - np.log(np.exp(logits - m).sum(axis=1, keepdims=True))
+nll = -log_probs[np.arange(len(y)), y]
+loss = nll.mean()
+probs = np.exp(log_probs)
+grad = probs.copy()
+grad[np.arange(len(y)), y] -= 1
+grad /= len(y)
+dW = X.T @ grad
+db = grad.sum(axis=0)
+top5 = np.argsort(-logits, axis=1)[:, :5]
+top5_acc = np.mean(np.any(top5 == y[:, None], axis=1))
+print(f"loss={loss:.4f} top5={top5_acc:.3f} |dW|={np.linalg.norm(dW):.4f}")
+"""
+
+
+def _xent(n: int, d: int, c: int) -> dict:
+    r = _rng()
+    return {"np": np, "X": r.normal(size=(n, d)), "W": r.normal(scale=0.1, size=(d, c)), "b": np.zeros(c),
+            "y": r.integers(0, c, n)}
+
+
+# box blur by slicing a padded image, then a gradient-magnitude edge map as uint8
+BLUR = """\
+img = image.astype(np.float64) / 255.0
+for _ in range(passes):
+    p = np.pad(img, 1, mode="edge")
+    img = (p[:-2, :-2] + p[:-2, 1:-1] + p[:-2, 2:]
+           + p[1:-1, :-2] + p[1:-1, 1:-1] + p[1:-1, 2:]
+           + p[2:, :-2] + p[2:, 1:-1] + p[2:, 2:]) / 9.0
+gx = img[1:-1, 2:] - img[1:-1, :-2]
+gy = img[2:, 1:-1] - img[:-2, 1:-1]
+edges = np.hypot(gx, gy)
+edges = np.clip(edges / edges.max(), 0, 1)
+out = (edges * 255).astype(np.uint8)
+"""
+
+
+def _blur(n: int, passes: int) -> dict:
+    return {"np": np, "image": _rng().integers(0, 256, (n, n), dtype=np.uint8), "passes": passes}
+
+
+# bouncing particles: a class defined in the cell with in-place updates through masks
+PARTICLES = """\
+class ParticleSystem:
+    def __init__(self, pos, vel, mass):
+        self.pos = pos.copy()
+        self.vel = vel.copy()
+        self.mass = mass
+
+    def kinetic_energy(self):
+        return 0.5 * np.sum(self.mass[:, None] * self.vel ** 2)
+
+    def step(self, dt, g=-9.81):
+        self.vel[:, 1] += g * dt
+        self.pos += self.vel * dt
+        below = self.pos[:, 1] < 0
+        self.pos[below, 1] *= -1
+        self.vel[below, 1] *= -restitution
+
+sim = ParticleSystem(pos0, vel0, masses)
+energies = []
+for t in range(nsteps):
+    sim.step(dt)
+    energies.append(sim.kinetic_energy())
+energies = np.array(energies)
+print(f"kinetic energy {energies[0]:.1f} -> {energies[-1]:.1f}")
+"""
+
+
+def _particles(n: int, nsteps: int) -> dict:
+    r = _rng()
+    return {"np": np, "pos0": r.uniform(0, 10, (n, 2)), "vel0": r.normal(size=(n, 2)), "masses": r.uniform(1, 2, n),
+            "restitution": 0.9, "dt": 0.01, "nsteps": nsteps}
+
+
+# standardize, pairwise squared distances by the dot-product expansion, k nearest neighbours vote
+KNN = """\
+mu = X_train.mean(axis=0)
+sigma = X_train.std(axis=0)
+Xtr = (X_train - mu) / sigma
+Xte = (X_test - mu) / sigma
+d2 = (Xte ** 2).sum(axis=1)[:, None] + (Xtr ** 2).sum(axis=1)[None, :] - 2 * Xte @ Xtr.T
+d2 = np.maximum(d2, 0)
+nn = np.argsort(d2, axis=1)[:, :k]
+votes = y_train[nn]
+pred = np.array([np.bincount(v, minlength=n_classes).argmax() for v in votes])
+acc = (pred == y_test).mean()
+print(f"{k}-NN accuracy: {acc:.3f}")
+"""
+
+
+def _knn(n_train: int, n_test: int, d: int) -> dict:
+    r = _rng()
+    centers = r.normal(scale=2.0, size=(3, d))
+    ytr, yte = r.integers(0, 3, n_train), r.integers(0, 3, n_test)
+    return {"np": np, "X_train": centers[ytr] + r.normal(size=(n_train, d)), "y_train": ytr,
+            "X_test": centers[yte] + r.normal(size=(n_test, d)), "y_test": yte, "k": 7, "n_classes": 3}
+
+
+# scaled dot-product attention with einsum; `import math` in the cell
+ATTENTION = """\
+import math
+
+def attention(Q, K, V):
+    scores = np.einsum("bqd,bkd->bqk", Q, K) / math.sqrt(Q.shape[-1])
+    scores -= scores.max(axis=-1, keepdims=True)
+    w = np.exp(scores)
+    w /= w.sum(axis=-1, keepdims=True)
+    return np.einsum("bqk,bkd->bqd", w, V), w
+
+out, weights = attention(Q, K, V)
+entropy = -(weights * np.log(weights)).sum(axis=-1).mean()
+print(f"attention entropy {entropy:.4f} nats (uniform would be {math.log(K.shape[1]):.4f})")
+"""
+
+
+def _attention(b: int, t: int, d: int) -> dict:
+    r = _rng()
+    return {"np": np, "Q": r.normal(size=(b, t, d)), "K": r.normal(size=(b, t, d)), "V": r.normal(size=(b, t, d))}
+
+
+# ridge regression over a grid of lambdas: concatenate, solve, stack, argmin of a Python list
+RIDGE = """\
+Xb = np.concatenate([np.ones((X.shape[0], 1)), X], axis=1)
+lambdas = np.logspace(-3, 2, 20)
+coefs = []
+errors = []
+for lam in lambdas:
+    A = Xb.T @ Xb + lam * np.eye(Xb.shape[1])
+    beta = np.linalg.solve(A, Xb.T @ y)
+    coefs.append(beta)
+    errors.append(float(np.mean((Xb @ beta - y) ** 2)))
+coefs = np.stack(coefs)
+best = lambdas[int(np.argmin(errors))]
+print(f"best lambda {best:.4g}, train mse {min(errors):.4f}")
+"""
+
+
+def _ridge(n: int, d: int) -> dict:
+    r = _rng()
+    X = r.normal(size=(n, d))
+    return {"np": np, "X": X, "y": X @ r.normal(size=d) + r.normal(size=n)}
+
+
+# a moving-average crossover "trading strategy": diff, cumsum, where, maximum.accumulate
+TRADING = """\
+returns = np.diff(np.log(prices))
+csum = np.cumsum(np.insert(prices, 0, 0.0))
+ma = (csum[window:] - csum[:-window]) / window
+signal = np.where(prices[window - 1:] > ma, 1, -1)
+trades = np.count_nonzero(np.diff(signal))
+strategy = signal[:-1] * returns[window - 1:]
+equity = np.exp(np.cumsum(strategy))
+drawdown = 1 - equity / np.maximum.accumulate(equity)
+max_dd = drawdown.max()
+vol = returns.std() * np.sqrt(252)
+sharpe = strategy.mean() / strategy.std() * np.sqrt(252)
+print(f"trades {trades}, final equity {equity[-1]:.3f}, max drawdown {max_dd:.1%}, sharpe {sharpe:.2f}")
+"""
+
+
+def _trading(n: int) -> dict:
+    r = _rng()
+    return {"np": np, "prices": 100 * np.exp(np.cumsum(r.normal(0.0002, 0.01, n))), "window": 50}
+
+
+# Adam on the Rosenbrock function: two-element arrays, tuple unpacking of an array, convergence test
+ADAM = """\
+def rosen_grad(p):
+    x, y = p
+    return np.array([-2 * (1 - x) - 400 * x * (y - x ** 2), 200 * (y - x ** 2)])
+
+p = np.array([-1.5, 2.0])
+m = np.zeros(2)
+v = np.zeros(2)
+beta1, beta2, eps = 0.9, 0.999, 1e-8
+for t in range(1, maxit + 1):
+    g = rosen_grad(p)
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g ** 2
+    mhat = m / (1 - beta1 ** t)
+    vhat = v / (1 - beta2 ** t)
+    p -= lr * mhat / (np.sqrt(vhat) + eps)
+    if np.linalg.norm(g) < 1e-6:
+        break
+print(f"after {t} steps: x = {p[0]:.5f}, y = {p[1]:.5f}")
+"""
+
+
+def _adam(maxit: int) -> dict:
+    return {"np": np, "maxit": maxit, "lr": 0.02}
+
+
+# a cooling rod: explicit heat equation with out=, +=, boundary writes, np.clip(out=), snapshots
+ROD = """\
+lap = np.zeros_like(T)
+history = []
+r = alpha * dt / dx ** 2
+for step in range(nsteps):
+    np.subtract(T[2:], 2 * T[1:-1], out=lap[1:-1])
+    lap[1:-1] += T[:-2]
+    T[1:-1] += r * lap[1:-1]
+    T[0] = T_left
+    T[-1] = T_right
+    np.clip(T, 0.0, 100.0, out=T)
+    if step % 200 == 0:
+        history.append(T.copy())
+history = np.array(history)
+print(f"r = {r:.3f}; mean temperature {T.mean():.3f}")
+"""
+
+
+def _rod(n: int, nsteps: int) -> dict:
+    x = np.linspace(0, 1, n)
+    return {"np": np, "T": 100 * np.sin(np.pi * x) ** 2, "alpha": 1.0, "dx": x[1] - x[0],
+            "dt": 0.4 * (x[1] - x[0]) ** 2, "T_left": 20.0, "T_right": 0.0, "nsteps": nsteps}
+
+
+# PageRank by power iteration on a dense matrix, dangling nodes by np.where, top-10 by argsort
+PAGERANK = """\
+n = adj.shape[0]
+out_deg = adj.sum(axis=1)
+P = np.where(out_deg[:, None] > 0, adj / np.maximum(out_deg, 1)[:, None], 1.0 / n)
+r = np.full(n, 1.0 / n)
+for it in range(100):
+    r_new = d * (P.T @ r) + (1 - d) / n
+    delta = np.abs(r_new - r).sum()
+    r = r_new
+    if delta < 1e-10:
+        break
+top = np.argsort(r)[::-1][:10]
+print(f"converged in {it + 1} iterations; top page {top[0]} with rank {r[top[0]]:.5f}")
+"""
+
+
+def _pagerank(n: int) -> dict:
+    r = _rng()
+    adj = (r.random((n, n)) < 0.02).astype(float)
+    adj[r.random(n) < 0.05] = 0.0  # some dangling pages
+    return {"np": np, "adj": adj, "d": 0.85}
+
+
+# histogram equalization and a percentile contrast stretch of a uint8 image
+HISTEQ = """\
+flat = img.ravel()
+hist = np.bincount(flat, minlength=256)
+cdf = hist.cumsum()
+cdf_min = cdf[cdf > 0].min()
+lut = np.round((cdf - cdf_min) / (flat.size - cdf_min) * 255).astype(np.uint8)
+equalized = lut[img]
+p2, p98 = np.percentile(img, (2, 98))
+stretched = np.clip((img - p2) / (p98 - p2), 0, 1)
+contrast_before, contrast_after = img.std(), equalized.std()
+print(f"std {contrast_before:.2f} -> {contrast_after:.2f}")
+"""
+
+
+def _histeq(n: int) -> dict:
+    r = _rng()
+    return {"np": np, "img": np.clip(r.normal(100, 20, (n, n)), 0, 255).astype(np.uint8)}
+
+
+# bootstrap confidence interval: draws in a loop filling an array element by element, np.sort
+BOOTSTRAP = """\
+rng = np.random.default_rng(123)
+means = np.empty(n_boot)
+for i in range(n_boot):
+    sample = rng.choice(data, size=data.size, replace=True)
+    means[i] = sample.mean()
+sorted_means = np.sort(means)
+lo = sorted_means[int(0.025 * n_boot)]
+hi = sorted_means[int(0.975 * n_boot)]
+print(f"mean {data.mean():.3f}, 95% CI [{lo:.3f}, {hi:.3f}]")
+"""
+
+
+def _bootstrap(n: int, n_boot: int) -> dict:
+    return {"np": np, "data": _rng().exponential(2.0, n), "n_boot": n_boot}
+
+
+# the Lorenz system by RK4 with a lambda building a 3-element array every call
+LORENZ = """\
+f = lambda s: np.array([sigma * (s[1] - s[0]), s[0] * (rho - s[2]) - s[1], s[0] * s[1] - beta * s[2]])
+state = np.array([1.0, 1.0, 1.0])
+traj = np.empty((nsteps, 3))
+for i in range(nsteps):
+    k1 = f(state)
+    k2 = f(state + dt / 2 * k1)
+    k3 = f(state + dt / 2 * k2)
+    k4 = f(state + dt * k3)
+    state = state + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    traj[i] = state
+print("final state:", state)
+"""
+
+
+def _lorenz(nsteps: int) -> dict:
+    return {"np": np, "sigma": 10.0, "rho": 28.0, "beta": 8.0 / 3.0, "dt": 0.01, "nsteps": nsteps}
+
+
+# cosine similarity of embeddings: norm with keepdims, fill_diagonal, argmax, top-k
+COSINE = """\
+E = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+sim = E @ E.T
+np.fill_diagonal(sim, -np.inf)
+nearest = sim.argmax(axis=1)
+topk = np.argsort(-sim, axis=1)[:, :5]
+mean_sim = sim[np.isfinite(sim)].mean()
+mutual = np.mean(nearest[nearest] == np.arange(len(emb)))
+print(f"mean similarity {mean_sim:.4f}, mutual nearest neighbours {mutual:.1%}")
+"""
+
+
+def _cosine(n: int, d: int) -> dict:
+    return {"np": np, "emb": _rng().normal(size=(n, d))}
+
+
+# the Jacobi method for Ax = b, residuals appended as NumPy floats, stop at a tolerance
+JACOBI_LS = """\
+D = np.diag(A)
+R = A - np.diagflat(D)
+x = np.zeros_like(b)
+residuals = []
+for k in range(maxit):
+    x_new = (b - R @ x) / D
+    res = np.linalg.norm(A @ x_new - b)
+    residuals.append(res)
+    x = x_new
+    if res < tol:
+        break
+print(f"Jacobi: {len(residuals)} iterations, residual {residuals[-1]:.3e}")
+"""
+
+
+def _jacobi_ls(n: int, maxit: int) -> dict:
+    r = _rng()
+    A = r.normal(size=(n, n))
+    A += np.diag(np.abs(A).sum(axis=1))  # diagonally dominant
+    return {"np": np, "A": A, "b": r.random(n), "maxit": maxit, "tol": 1e-10}
+
+
+# the 2-D Ising model, checkerboard Metropolis updates with draws from a Generator made in the cell
+ISING = """\
+rng = np.random.default_rng(7)
+ii, jj = np.indices(spins.shape)
+checker = (ii + jj) % 2 == 0
+mags = []
+for sweep in range(n_sweeps):
+    for color in (checker, ~checker):
+        nb = np.roll(spins, 1, 0) + np.roll(spins, -1, 0) + np.roll(spins, 1, 1) + np.roll(spins, -1, 1)
+        dE = 2 * spins * nb
+        accept = (rng.random(spins.shape) < np.exp(-beta * dE)) & color
+        spins[accept] *= -1
+    mags.append(abs(spins.mean()))
+print(f"|m| after {n_sweeps} sweeps: {mags[-1]:.3f}")
+"""
+
+
+def _ising(n: int, n_sweeps: int) -> dict:
+    return {"np": np, "spins": np.where(_rng().random((n, n)) < 0.5, -1, 1), "beta": 0.5, "n_sweeps": n_sweeps}
+
+
+# Newton's method for cube roots of many numbers at once, `if np.max(...) < tol` as the test
+NEWTON = """\
+x = np.ones_like(a)
+for it in range(50):
+    fx = x ** 3 - a
+    step = fx / (3 * x ** 2)
+    x -= step
+    if np.max(np.abs(step)) < 1e-12:
+        break
+err = np.max(np.abs(np.cbrt(a) - x))
+print(f"{it + 1} Newton iterations, max error {err:.2e}")
+"""
+
+
+def _newton(n: int) -> dict:
+    return {"np": np, "a": _rng().uniform(0.5, 50.0, n)}
+
+
+# group-by with np.unique and np.add.at, ranking the groups
+GROUPBY = """\
+keys, inv, counts = np.unique(cat, return_inverse=True, return_counts=True)
+sums = np.zeros(len(keys))
+np.add.at(sums, inv, values)
+means = sums / counts
+sq = np.zeros(len(keys))
+np.add.at(sq, inv, (values - means[inv]) ** 2)
+stds = np.sqrt(sq / (counts - 1))
+order = np.argsort(means)[::-1]
+for k in order[:3]:
+    print(f"group {keys[k]}: n={counts[k]}, mean={means[k]:.3f} +- {stds[k]:.3f}")
+"""
+
+
+def _groupby(n: int, groups: int) -> dict:
+    r = _rng()
+    cat = r.integers(0, groups, n)
+    return {"np": np, "cat": cat, "values": r.normal(size=n) + cat * 0.01}
+
+
+# an SIR epidemic by Euler steps with the parameters in a dict, `import math` and Python-float peaks
+SIR = """\
+import math
+
+beta, gamma = params["beta"], params["gamma"]
+S, I, R = N - I0, I0, np.zeros_like(I0)
+peak_I = I.copy()
+peak_day = np.zeros(I.shape, dtype=int)
+for day in range(days):
+    new_inf = beta * S * I / N
+    new_rec = gamma * I
+    S, I, R = S - new_inf, I + new_inf - new_rec, R + new_rec
+    higher = I > peak_I
+    peak_I = np.where(higher, I, peak_I)
+    peak_day[higher] = day
+R0 = beta / gamma
+herd = 1 - 1 / R0
+print(f"R0 = {R0:.2f}, herd immunity {herd:.0%}, e-folding {math.log(2) / (beta - gamma):.1f} days")
+"""
+
+
+def _sir(m: int, days: int) -> dict:
+    r = _rng()
+    N = r.uniform(1e4, 1e6, m)
+    return {"np": np, "N": N, "I0": np.ceil(N * 1e-4), "params": {"beta": 0.3, "gamma": 0.1}, "days": days}
+
+
+PROGRAMS = [
+    Program("logreg", LOGREG, _logreg, {"tiny": dict(n=50, d=3, epochs=20), "small": dict(n=2000, d=10, epochs=100)}),
+    Program("power_iter", POWER, _power, {"tiny": dict(n=8, maxit=50), "small": dict(n=200, maxit=1000)}),
+    Program("kmeans", KMEANS, _kmeans, {"tiny": dict(n=40, k=3, iters=5), "small": dict(n=1500, k=5, iters=20)}),
+    Program("mlp", MLP, _mlp, {"tiny": dict(n=32, d=4, hidden=8, epochs=5),
+                               "small": dict(n=300, d=10, hidden=32, epochs=15)}),
+    Program("mc_pi", MCPI, _mcpi, {"tiny": dict(n_batches=3, batch_size=100),
+                                   "small": dict(n_batches=10, batch_size=10000)}),
+    Program("random_walk", WALK, _walk, {"tiny": dict(n_walkers=10, n_steps=20),
+                                         "small": dict(n_walkers=500, n_steps=500)}),
+    Program("game_of_life", LIFE, _life, {"tiny": dict(n=10, generations=3), "small": dict(n=64, generations=30)}),
+    Program("wave2d", WAVE, _wave, {"tiny": dict(n=12, nt=5), "small": dict(n=100, nt=60)}),
+    Program("mandelbrot", MANDEL, _mandel, {"tiny": dict(width=16, height=12, max_iter=10),
+                                            "small": dict(width=120, height=100, max_iter=30)}),
+    Program("sor", SOR, _sor, {"tiny": dict(n=8, maxit=5), "small": dict(n=32, maxit=25)}),
+    Program("lotka_volterra", LOTKA, _lotka, {"tiny": dict(m=10, nsteps=200), "small": dict(m=1000, nsteps=500)}),
+    Program("softmax_xent", XENT, _xent, {"tiny": dict(n=20, d=5, c=7), "small": dict(n=2000, d=64, c=20)}),
+    Program("blur_edges", BLUR, _blur, {"tiny": dict(n=12, passes=2), "small": dict(n=256, passes=5)}),
+    Program("particles_class", PARTICLES, _particles, {"tiny": dict(n=10, nsteps=10),
+                                                       "small": dict(n=1000, nsteps=150)}),
+    Program("knn", KNN, _knn, {"tiny": dict(n_train=30, n_test=10, d=3), "small": dict(n_train=600, n_test=200, d=8)}),
+    Program("attention_einsum", ATTENTION, _attention, {"tiny": dict(b=2, t=4, d=3), "small": dict(b=4, t=128, d=32)}),
+    Program("ridge_path", RIDGE, _ridge, {"tiny": dict(n=30, d=3), "small": dict(n=2000, d=20)}),
+    Program("trading", TRADING, _trading, {"tiny": dict(n=200), "small": dict(n=100_000)}),
+    Program("adam_rosenbrock", ADAM, _adam, {"tiny": dict(maxit=20), "small": dict(maxit=400)}),
+    Program("rod_out", ROD, _rod, {"tiny": dict(n=20, nsteps=50), "small": dict(n=500, nsteps=600)}),
+    Program("pagerank", PAGERANK, _pagerank, {"tiny": dict(n=20), "small": dict(n=600)}),
+    Program("histeq", HISTEQ, _histeq, {"tiny": dict(n=16), "small": dict(n=300)}),
+    Program("bootstrap", BOOTSTRAP, _bootstrap, {"tiny": dict(n=50, n_boot=20), "small": dict(n=500, n_boot=300)}),
+    Program("lorenz_rk4", LORENZ, _lorenz, {"tiny": dict(nsteps=20), "small": dict(nsteps=500)}),
+    Program("cosine_sim", COSINE, _cosine, {"tiny": dict(n=10, d=4), "small": dict(n=300, d=64)}),
+    Program("jacobi_solve", JACOBI_LS, _jacobi_ls, {"tiny": dict(n=8, maxit=30), "small": dict(n=400, maxit=200)}),
+    Program("ising", ISING, _ising, {"tiny": dict(n=8, n_sweeps=3), "small": dict(n=64, n_sweeps=20)}),
+    Program("newton_cbrt", NEWTON, _newton, {"tiny": dict(n=20), "small": dict(n=40_000)}),
+    Program("groupby", GROUPBY, _groupby, {"tiny": dict(n=50, groups=4), "small": dict(n=100_000, groups=50)}),
+    Program("sir", SIR, _sir, {"tiny": dict(m=5, days=10), "small": dict(m=2000, days=300)}),
+]
+
+BY_NAME = {p.name: p for p in PROGRAMS}
+
+
+# -- running and comparing ------------------------------------------------------------------------
+
+def fresh(base: dict) -> dict:
+    """A copy of the setup namespace that shares nothing mutable with it (modules are shared)."""
+    ns: dict = {"__name__": "__main__"}
+    for k, v in base.items():
+        ns[k] = v if isinstance(v, types.ModuleType) else copy.deepcopy(v)
+    return ns
+
+
+def _user_names(ns: dict) -> dict:
+    return {k: v for k, v in ns.items() if k != "__builtins__"}
+
+
+def compare(ref: Any, got: Any, path: str, out: list[str], depth: int = 0) -> None:
+    """Append to ``out`` every way ``got`` differs from NumPy's ``ref``."""
+    if depth > 8:
+        return
+    if isinstance(ref, types.ModuleType):
+        if got is not ref:
+            out.append(f"{path}: module {ref.__name__} != {got!r}")
+        return
+    if isinstance(ref, type):  # a class (maybe defined in the cell: a different object each run)
+        if not isinstance(got, type) or got.__qualname__ != ref.__qualname__:
+            out.append(f"{path}: class {ref.__qualname__} != {got!r}")
+        return
+    if callable(ref) and not isinstance(ref, (np.ndarray, np.generic, np.random.Generator)):
+        if not callable(got) or type(got) is not type(ref):
+            out.append(f"{path}: {type(ref).__name__} != {type(got).__name__}")
+        return
+    if type(got) is not type(ref) and not (isinstance(ref, object) and hasattr(ref, "__dict__")
+                                           and type(got).__qualname__ == type(ref).__qualname__):
+        out.append(f"{path}: type {type(got).__module__}.{type(got).__qualname__} != NumPy's "
+                   f"{type(ref).__module__}.{type(ref).__qualname__} (value {_short(got)} vs {_short(ref)})")
+        return
+    if isinstance(ref, np.ndarray):
+        if ref.dtype != got.dtype:
+            out.append(f"{path}: dtype {got.dtype} != NumPy's {ref.dtype}")
+            return
+        if ref.shape != got.shape:
+            out.append(f"{path}: shape {got.shape} != NumPy's {ref.shape}")
+            return
+        _values(ref, got, path, out)
+        return
+    if isinstance(ref, (np.generic, float, complex, int, bool)):
+        if isinstance(ref, np.generic) and ref.dtype != got.dtype:
+            out.append(f"{path}: dtype {got.dtype} != NumPy's {ref.dtype}")
+            return
+        _values(np.asarray(ref), np.asarray(got), path, out)
+        return
+    if isinstance(ref, (str, bytes, type(None), range, slice)):
+        if ref != got:
+            out.append(f"{path}: {got!r} != NumPy's {ref!r}")
+        return
+    if isinstance(ref, (list, tuple)):
+        if len(ref) != len(got):
+            out.append(f"{path}: length {len(got)} != NumPy's {len(ref)}")
+            return
+        for i, (a, b) in enumerate(zip(ref, got)):
+            compare(a, b, f"{path}[{i}]", out, depth + 1)
+        return
+    if isinstance(ref, dict):
+        if set(ref) != set(got):
+            out.append(f"{path}: keys {sorted(map(str, got))} != NumPy's {sorted(map(str, ref))}")
+            return
+        for k in ref:
+            compare(ref[k], got[k], f"{path}[{k!r}]", out, depth + 1)
+        return
+    if isinstance(ref, np.random.Generator):
+        compare(ref.bit_generator.state, got.bit_generator.state, f"{path}.bit_generator.state", out, depth + 1)
+        return
+    if hasattr(ref, "__dict__"):  # an object (of a class defined in the cell)
+        compare(vars(ref), vars(got), f"{path}.__dict__", out, depth + 1)
+        return
+    try:
+        if not (ref == got):
+            out.append(f"{path}: {_short(got)} != NumPy's {_short(ref)}")
+    except Exception as e:  # noqa: BLE001
+        out.append(f"{path}: comparing raised {type(e).__name__}: {e}")
+
+
+def _values(ref: np.ndarray, got: np.ndarray, path: str, out: list[str]) -> None:
+    if ref.dtype.kind in "fc":
+        ok = np.allclose(got, ref, rtol=1e-9, atol=1e-12, equal_nan=True)
+        if not ok:
+            with np.errstate(all="ignore"):
+                diff = np.abs(got.astype(complex) - ref.astype(complex)) if ref.dtype.kind == "c" else np.abs(got - ref)
+                bad = ~np.isclose(got, ref, rtol=1e-9, atol=1e-12, equal_nan=True)
+            out.append(f"{path}: {int(bad.sum())} of {ref.size} values differ, max |diff| "
+                       f"{np.nanmax(np.where(bad, diff, 0)):.3g} (got {_short(got)}, NumPy {_short(ref)})")
+    elif ref.dtype.kind == "O":
+        if not all(a == b for a, b in zip(ref.ravel(), got.ravel())):
+            out.append(f"{path}: object array differs")
+    elif not np.array_equal(got, ref):
+        bad = got != ref
+        out.append(f"{path}: {int(np.sum(bad))} of {ref.size} values differ (got {_short(got)}, NumPy {_short(ref)})")
+
+
+def _short(x: Any) -> str:
+    s = np.array2string(x, threshold=6, edgeitems=2) if isinstance(x, np.ndarray) else repr(x)
+    s = " ".join(s.split())
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def compare_ns(ref: dict, got: dict) -> list[str]:
+    out: list[str] = []
+    ref, got = _user_names(ref), _user_names(got)
+    missing, extra = sorted(set(ref) - set(got)), sorted(set(got) - set(ref))
+    if missing:
+        out.append(f"names NumPy bound but the fused run did not: {missing}")
+    if extra:
+        out.append(f"names the fused run bound but NumPy did not: {extra}")
+    for k in ref:
+        if k in got:
+            compare(ref[k], got[k], k, out)
+    return out
+
+
+@dataclass
+class Run:
+    report: Any = None
+    ns: dict | None = None
+    printed: str = ""
+    seconds: float = float("nan")
+    error: BaseException | None = None
+    diffs: list[str] | None = None
+
+
+def numpy_runs(p: Program, base: dict, repeat: int = 3) -> tuple[float, dict, str]:
+    code = compile(p.source, f"<{p.name}>", "exec")
+    best, ref_ns, ref_out = float("inf"), None, ""
+    for i in range(repeat):
+        ns, buf = fresh(base), io.StringIO()
+        t0 = time.perf_counter()
+        with contextlib.redirect_stdout(buf):
+            exec(code, ns)
+        best = min(best, time.perf_counter() - t0)
+        if i == 0:
+            ref_ns, ref_out = ns, buf.getvalue()
+    return best, ref_ns, ref_out
+
+
+def fuse_run(p: Program, base: dict, backend: str) -> Run:
+    from jupyter_fuse.runner import run_cell
+
+    r = Run(ns=fresh(base))
+    buf = io.StringIO()
+    t0 = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(buf):
+            r.report = run_cell(p.source, r.ns, backend=backend)
+    except Exception as e:  # noqa: BLE001 - one program's failure does not stop the rest
+        r.error = e
+    r.seconds = time.perf_counter() - t0
+    r.printed = buf.getvalue()
+    return r
+
+
+def debug_frames(p: Program, base: dict, backend: str, runs: int) -> str:
+    """Run the cell ``runs`` times with JUPYTER_FUSE_DEBUG=1 (our frames kept, replay and recording
+    failures raised) from an empty plan cache; the exception and its last frames, or ''."""
+    from jupyter_fuse.cache import PLAN_CACHE
+    from jupyter_fuse.runner import run_cell
+
+    PLAN_CACHE.clear()
+    old = os.environ.get("JUPYTER_FUSE_DEBUG")
+    os.environ["JUPYTER_FUSE_DEBUG"] = "1"
+    try:
+        for _ in range(runs):
+            with contextlib.redirect_stdout(io.StringIO()):
+                run_cell(p.source, fresh(base), backend=backend)
+    except Exception as e:  # noqa: BLE001
+        return format_exc(e)
+    finally:
+        if old is None:
+            del os.environ["JUPYTER_FUSE_DEBUG"]
+        else:
+            os.environ["JUPYTER_FUSE_DEBUG"] = old
+    return ""
+
+
+def format_exc(e: BaseException, frames: int = 5) -> str:
+    tb = traceback.extract_tb(e.__traceback__)
+    ours = [f for f in tb if f"{os.sep}jupyter_fuse{os.sep}" in f.filename]
+    lines = [f"{type(e).__name__}: {e}"]
+    for f in ours[-frames:]:
+        lines.append(f"    {os.path.relpath(f.filename, os.path.dirname(os.path.dirname(__file__)))}:{f.lineno} "
+                     f"in {f.name}: {f.line}")
+    if not ours:
+        for f in tb[-2:]:
+            lines.append(f"    {f.filename}:{f.lineno} in {f.name}: {f.line}")
+    return "\n".join(lines)
+
+
+def measure(p: Program, size: str, backend: str) -> dict:
+    base = p.setup(**p.sizes[size])
+    row: dict = {"name": p.name, "numpy": float("nan"), "runs": [], "error": "", "debug": "", "diffs": []}
+    try:
+        row["numpy"], ref_ns, ref_out = numpy_runs(p, base)
+    except Exception as e:  # noqa: BLE001
+        row["error"] = f"plain NumPy raised {format_exc(e)}"
+        return row
+    for i in range(3):
+        r = fuse_run(p, base, backend)
+        row["runs"].append(r)
+        if r.error is not None:
+            row["error"] = f"run {i + 1}: {format_exc(r.error)}"
+            row["debug"] = debug_frames(p, base, backend, i + 1)
+            break
+        r.diffs = compare_ns(ref_ns, r.ns)
+        if r.printed != ref_out:
+            r.diffs.append(f"printed {r.printed!r} != NumPy's {ref_out!r}")
+        if r.diffs:
+            row["diffs"].append((i + 1, r.diffs))
+    runs = row["runs"]
+    second = runs[1].report if len(runs) > 1 and runs[1].report is not None else None
+    row["replayed"] = second is not None and second.cache == "hit"
+    row["third_replayed"] = len(runs) > 2 and runs[2].report is not None and runs[2].report.cache == "hit"
+    row["why"] = "" if row["replayed"] or second is None else (
+        "; ".join(dict.fromkeys(second.miss_reasons)) or f"cache={second.cache}")
+    if second is not None and not row["replayed"] and any("failed" in m for m in second.miss_reasons):
+        row["debug"] = debug_frames(p, base, backend, 2)
+    row["same"] = not row["diffs"] and not row["error"] and len(runs) == 3
+    return row
+
+
+def cell(s: str, width: int) -> str:
+    s = " ".join(str(s).split()).replace("|", "/")
+    return s if len(s) <= width else s[:width - 3] + "..."
+
+
+def table_line(r: dict) -> str:
+    ms = lambda v: f"{v * 1e3:.1f}" if v == v else "-"  # noqa: E731
+    t = [x.seconds for x in r["runs"]] + [float("nan")] * (3 - len(r["runs"]))
+    ratio = f"{t[2] / r['numpy']:.2f}x" if t[2] == t[2] and r["numpy"] == r["numpy"] else "-"
+    rep = "yes" if r.get("replayed") else "no"
+    if r.get("replayed") and not r.get("third_replayed"):
+        rep += " (3rd: no)"
+    if r["error"] and len(r["runs"]) < 2:
+        rep = "-"
+    same = "yes" if r.get("same") else ("-" if r["error"] and not r["diffs"] else
+                                        "NO (run " + ",".join(str(i) for i, _ in r["diffs"]) + ")")
+    err = r["error"].splitlines()[0] if r["error"] else ""
+    return (f"| {r['name']} | {ms(r['numpy'])} | {ms(t[0])} | {ms(t[1])} | {ms(t[2])} | {ratio} | {rep} | {same} "
+            f"| {cell(r.get('why', ''), 110)} | {cell(err, 90)} |")
+
+
+HEAD = ("| program | numpy ms | first ms | 2nd ms | 3rd ms | 3rd/numpy | replayed | same as NumPy "
+        "| why not replayed | error |\n|---|---:|---:|---:|---:|---:|---|---|---|---|")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "numpy", "cupy"])
+    ap.add_argument("--only", default="", help="comma-separated program names")
+    ap.add_argument("--size", default="small", choices=["tiny", "small"])
+    ap.add_argument("--numpy-only", action="store_true", help="time plain NumPy only (to size the programs)")
+    a = ap.parse_args()
+    progs = [BY_NAME[n] for n in a.only.split(",")] if a.only else PROGRAMS
+    if a.numpy_only:
+        for p in progs:
+            t, _, out = numpy_runs(p, p.setup(**p.sizes[a.size]))
+            print(f"{p.name:18s} {t * 1e3:8.2f} ms  {out.strip()[:100]}")
+        return
+    import jupyter_fuse  # noqa: F401 - imported before the clock starts for the first program
+
+    print(f"# bench/realworld.py: backend {a.backend}, size {a.size}, numpy {np.__version__}, "
+          f"python {sys.version.split()[0]}, JUPYTER_FUSE_CACHE_DIR={os.environ.get('JUPYTER_FUSE_CACHE_DIR')}")
+    print(HEAD, flush=True)
+    rows = []
+    for p in progs:
+        row = measure(p, a.size, a.backend)
+        rows.append(row)
+        print(table_line(row), flush=True)
+    print("\n## full table\n")
+    print(HEAD)
+    for r in rows:
+        print(table_line(r))
+    replayed = sum(bool(r.get("replayed")) for r in rows)
+    same = sum(bool(r.get("same")) for r in rows)
+    errors = sum(bool(r["error"]) for r in rows)
+    print(f"\nreplayed on the 2nd run: {replayed}/{len(rows)}; same as NumPy (all 3 runs): {same}/{len(rows)}; "
+          f"raised: {errors}/{len(rows)}")
+    ok = [r for r in rows if r.get("replayed") and len(r["runs"]) == 3]
+    if ok:
+        ratios = [r["runs"][2].seconds / r["numpy"] for r in ok]
+        print(f"3rd run / NumPy over the replayed programs: geomean {math.exp(np.mean(np.log(ratios))):.2f}x, "
+              f"best {min(ratios):.2f}x, worst {max(ratios):.2f}x")
+    print("\n## details\n")
+    for r in rows:
+        if r.get("replayed") and r.get("same") and not r["error"]:
+            continue
+        print(f"### {r['name']}")
+        if r["runs"] and r["runs"][0].report is not None:
+            print(f"first run: {cell(r['runs'][0].report.summary(), 400)}")
+        for i, x in enumerate(r["runs"][1:], 2):
+            if x.report is not None and x.report.cache != "hit":
+                print(f"run {i}: cache={x.report.cache}; miss reasons:")
+                for m in dict.fromkeys(x.report.miss_reasons):
+                    print(f"  - {m}")
+        for i, diffs in r["diffs"]:
+            print(f"run {i} differs from NumPy:")
+            for d in diffs[:12]:
+                print(f"  - {d}")
+            if len(diffs) > 12:
+                print(f"  - ... {len(diffs) - 12} more")
+        if r["error"]:
+            print(f"error: {r['error']}")
+        if r["debug"]:
+            print(f"with JUPYTER_FUSE_DEBUG=1: {r['debug']}")
+        print()
+
+
+if __name__ == "__main__":
+    main()
