@@ -25,6 +25,9 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[0] = os.path.join(HERE, "..", "tests")  # (in place of bench/: there `fuzz` would be this very script)
 os.environ.setdefault("JUPYTER_FUSE_STRICT", "1")
+# every kernel compiled where it first runs: the first run tests the compiled kernels (background
+# compiles, jupyter_fuse/backends/compiler.py, have their own tests)
+os.environ.setdefault("JUPYTER_FUSE_COMPILE", "sync")
 os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR", tempfile.mkdtemp(prefix="jf-bench-fuzz-"))
 
 from fuzz.gen import Deviation, check_program, generate, minimize  # noqa: E402

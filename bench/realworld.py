@@ -21,9 +21,16 @@ For each program:
    generators) and the printed text are compared with NumPy's: same Python type, same dtype and
    shape, floats within rtol 1e-9 (atol 1e-12), everything else exact.
 
-The table: numpy ms (best of 3), first ms, 2nd ms (the first replay: it may compile the plan as one
-program), 3rd ms, 3rd / numpy, replayed (the second run's cache state), same as NumPy (all three runs),
-why not replayed (the second run's miss reasons), error. Details follow the table.
+After each run the script waits for numba's background compiles (``backends/compiler.py``: small
+kernels and replay programs compile between cells, while the user reads), so no compile runs while
+the next run or NumPy is timed; "bg compile s" is the total of those waits. ``--timeout`` bounds
+each run and each wait (SIGALRM; a run past it is reported as an error).
+
+The table: numpy ms (best of 3), first ms, bg compile s, 2nd ms (the first replay), 3rd ms,
+3rd / numpy, replayed (the second run's cache state), same as NumPy (all three runs), why not
+replayed (the second run's miss reasons), error. Details follow the table: the first run's summary,
+the miss reasons, every difference from NumPy, and for an exception (or a failed replay) the
+exception with its last frames inside jupyter_fuse (re-run with JUPYTER_FUSE_DEBUG=1).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import copy
 import io
 import math
 import os
+import signal
 import sys
 import time
 import traceback
@@ -926,6 +934,7 @@ class Run:
     seconds: float = float("nan")
     error: BaseException | None = None
     diffs: list[str] | None = None
+    bg: float = 0.0  # seconds waited afterwards for numba's background compiles
 
 
 def numpy_runs(p: Program, base: dict, repeat: int = 3) -> tuple[float, dict, str]:
@@ -942,23 +951,56 @@ def numpy_runs(p: Program, base: dict, repeat: int = 3) -> tuple[float, dict, st
     return best, ref_ns, ref_out
 
 
-def fuse_run(p: Program, base: dict, backend: str) -> Run:
+class RunTimeout(Exception):
+    """A run took longer than --timeout (raised by SIGALRM in the main thread)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    def alarm(signum, frame):  # noqa: ARG001
+        raise RunTimeout(f"the run took longer than {seconds:g} s (--timeout)")
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def wait_for_compiles(limit: float) -> tuple[float, bool]:
+    """Wait (at most ``limit`` s) for numba's background compiles, as a user reading the output
+    would; the seconds waited and whether they finished."""
+    try:
+        from jupyter_fuse.backends.compiler import wait
+    except ImportError:  # a version without background compiles
+        return 0.0, True
+    t0 = time.perf_counter()
+    done = wait(limit)
+    return time.perf_counter() - t0, done
+
+
+def fuse_run(p: Program, base: dict, backend: str, timeout: float, compile_wait: float) -> Run:
     from jupyter_fuse.runner import run_cell
 
     r = Run(ns=fresh(base))
     buf = io.StringIO()
     t0 = time.perf_counter()
     try:
-        with contextlib.redirect_stdout(buf):
+        with time_limit(timeout), contextlib.redirect_stdout(buf):
             r.report = run_cell(p.source, r.ns, backend=backend)
     except Exception as e:  # noqa: BLE001 - one program's failure does not stop the rest
         r.error = e
     r.seconds = time.perf_counter() - t0
     r.printed = buf.getvalue()
+    r.bg, done = wait_for_compiles(compile_wait)
+    if not done:
+        r.error = r.error or RunTimeout(f"background compiles still running {compile_wait:g} s after the run")
     return r
 
 
-def debug_frames(p: Program, base: dict, backend: str, runs: int) -> str:
+def debug_frames(p: Program, base: dict, backend: str, runs: int, timeout: float, compile_wait: float) -> str:
     """Run the cell ``runs`` times with JUPYTER_FUSE_DEBUG=1 (our frames kept, replay and recording
     failures raised) from an empty plan cache; the exception and its last frames, or ''."""
     from jupyter_fuse.cache import PLAN_CACHE
@@ -969,8 +1011,9 @@ def debug_frames(p: Program, base: dict, backend: str, runs: int) -> str:
     os.environ["JUPYTER_FUSE_DEBUG"] = "1"
     try:
         for _ in range(runs):
-            with contextlib.redirect_stdout(io.StringIO()):
+            with time_limit(timeout), contextlib.redirect_stdout(io.StringIO()):
                 run_cell(p.source, fresh(base), backend=backend)
+            wait_for_compiles(compile_wait)
     except Exception as e:  # noqa: BLE001
         return format_exc(e)
     finally:
@@ -986,7 +1029,7 @@ def format_exc(e: BaseException, frames: int = 5) -> str:
     ours = [f for f in tb if f"{os.sep}jupyter_fuse{os.sep}" in f.filename]
     lines = [f"{type(e).__name__}: {e}"]
     for f in ours[-frames:]:
-        lines.append(f"    {os.path.relpath(f.filename, os.path.dirname(os.path.dirname(__file__)))}:{f.lineno} "
+        lines.append(f"    {f.filename[f.filename.rfind(os.sep + 'jupyter_fuse' + os.sep) + 1:]}:{f.lineno} "
                      f"in {f.name}: {f.line}")
     if not ours:
         for f in tb[-2:]:
@@ -994,8 +1037,9 @@ def format_exc(e: BaseException, frames: int = 5) -> str:
     return "\n".join(lines)
 
 
-def measure(p: Program, size: str, backend: str) -> dict:
+def measure(p: Program, size: str, backend: str, timeout: float, compile_wait: float) -> dict:
     base = p.setup(**p.sizes[size])
+    wait_for_compiles(compile_wait)  # nothing compiles in the background while NumPy is timed
     row: dict = {"name": p.name, "numpy": float("nan"), "runs": [], "error": "", "debug": "", "diffs": []}
     try:
         row["numpy"], ref_ns, ref_out = numpy_runs(p, base)
@@ -1003,11 +1047,12 @@ def measure(p: Program, size: str, backend: str) -> dict:
         row["error"] = f"plain NumPy raised {format_exc(e)}"
         return row
     for i in range(3):
-        r = fuse_run(p, base, backend)
+        r = fuse_run(p, base, backend, timeout, compile_wait)
         row["runs"].append(r)
         if r.error is not None:
             row["error"] = f"run {i + 1}: {format_exc(r.error)}"
-            row["debug"] = debug_frames(p, base, backend, i + 1)
+            if not isinstance(r.error, RunTimeout):
+                row["debug"] = debug_frames(p, base, backend, i + 1, timeout, compile_wait)
             break
         r.diffs = compare_ns(ref_ns, r.ns)
         if r.printed != ref_out:
@@ -1021,7 +1066,7 @@ def measure(p: Program, size: str, backend: str) -> dict:
     row["why"] = "" if row["replayed"] or second is None else (
         "; ".join(dict.fromkeys(second.miss_reasons)) or f"cache={second.cache}")
     if second is not None and not row["replayed"] and any("failed" in m for m in second.miss_reasons):
-        row["debug"] = debug_frames(p, base, backend, 2)
+        row["debug"] = debug_frames(p, base, backend, 2, timeout, compile_wait)
     row["same"] = not row["diffs"] and not row["error"] and len(runs) == 3
     return row
 
@@ -1043,12 +1088,13 @@ def table_line(r: dict) -> str:
     same = "yes" if r.get("same") else ("-" if r["error"] and not r["diffs"] else
                                         "NO (run " + ",".join(str(i) for i, _ in r["diffs"]) + ")")
     err = r["error"].splitlines()[0] if r["error"] else ""
-    return (f"| {r['name']} | {ms(r['numpy'])} | {ms(t[0])} | {ms(t[1])} | {ms(t[2])} | {ratio} | {rep} | {same} "
+    bg = sum(x.bg for x in r["runs"])
+    return (f"| {r['name']} | {ms(r['numpy'])} | {ms(t[0])} | {bg:.1f} | {ms(t[1])} | {ms(t[2])} | {ratio} | {rep} | {same} "
             f"| {cell(r.get('why', ''), 110)} | {cell(err, 90)} |")
 
 
-HEAD = ("| program | numpy ms | first ms | 2nd ms | 3rd ms | 3rd/numpy | replayed | same as NumPy "
-        "| why not replayed | error |\n|---|---:|---:|---:|---:|---:|---|---|---|---|")
+HEAD = ("| program | numpy ms | first ms | bg compile s | 2nd ms | 3rd ms | 3rd/numpy | replayed | same as NumPy "
+        "| why not replayed | error |\n|---|---:|---:|---:|---:|---:|---:|---|---|---|---|")
 
 
 def main() -> None:
@@ -1057,6 +1103,10 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated program names")
     ap.add_argument("--size", default="small", choices=["tiny", "small"])
     ap.add_argument("--numpy-only", action="store_true", help="time plain NumPy only (to size the programs)")
+    ap.add_argument("--timeout", type=float, default=240.0,
+                    help="seconds one run may take")
+    ap.add_argument("--compile-wait", type=float, default=900.0,
+                    help="seconds to wait after a run for numba's background compiles")
     a = ap.parse_args()
     progs = [BY_NAME[n] for n in a.only.split(",")] if a.only else PROGRAMS
     if a.numpy_only:
@@ -1064,14 +1114,17 @@ def main() -> None:
             t, _, out = numpy_runs(p, p.setup(**p.sizes[a.size]))
             print(f"{p.name:18s} {t * 1e3:8.2f} ms  {out.strip()[:100]}")
         return
-    import jupyter_fuse  # noqa: F401 - imported before the clock starts for the first program
+    import jupyter_fuse  # imported before the clock starts for the first program
 
     print(f"# bench/realworld.py: backend {a.backend}, size {a.size}, numpy {np.__version__}, "
-          f"python {sys.version.split()[0]}, JUPYTER_FUSE_CACHE_DIR={os.environ.get('JUPYTER_FUSE_CACHE_DIR')}")
+          f"python {sys.version.split()[0]}, jupyter_fuse from {os.path.dirname(jupyter_fuse.__file__)}, "
+          f"JUPYTER_FUSE_CACHE_DIR={os.environ.get('JUPYTER_FUSE_CACHE_DIR')}, "
+          f"JUPYTER_FUSE_COMPILE={os.environ.get('JUPYTER_FUSE_COMPILE', 'background')}, "
+          f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}")
     print(HEAD, flush=True)
     rows = []
     for p in progs:
-        row = measure(p, a.size, a.backend)
+        row = measure(p, a.size, a.backend, a.timeout, a.compile_wait)
         rows.append(row)
         print(table_line(row), flush=True)
     print("\n## full table\n")

@@ -32,6 +32,7 @@ import numpy as np
 
 from . import fmt, guards, program, views
 from .fperrors import errors_raise
+from .backends import compiler
 from .backends.numpy import resolve as resolve_value  # (a view of available storage, computed)
 from .buffers import rebind
 from .guards import Recorder, Unguardable, path_text, resolve
@@ -339,6 +340,7 @@ class Entry:
         self.random = False  # a step draws from NumPy's global generator
         self.program: Any = None  # the tape as a compiled program (program.py): None until tried, False: none
         self.program_error: str | None = None
+        self.program_jobs: list = []  # its compiles in the background (backends/compiler.py), if any
         self._holds: Any = None  # the generated guard function, made at the first lookup
 
 
@@ -421,6 +423,8 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any, 
         if prog is not None:
             steps = prog.actions
             report.program = prog.describe()
+        elif entry.program:
+            report.program_note = "replayed kernel by kernel while numba compiles it as one program in the background"
         else:
             report.program_note = entry.program_error or "replayed kernel by kernel (nothing in it compiles)"
     for step in steps:
@@ -485,6 +489,9 @@ def _program(entry: Entry, backend: Any, report: Any) -> Any:
                     blk.source, blk.fn = backend.compile_program(blk)
                     program.name_block(blk, f"program{i}")
                 entry.program = prog
+                later = getattr(backend, "compile_program_later", None)
+                if compiler.background() and later is not None:
+                    entry.program_jobs = [later(blk) for blk in prog.blocks]
         except program.NotCompiled as e:
             entry.program_error = f"replayed kernel by kernel: {e}"
         except Exception as e:  # noqa: BLE001 - the tape still replays kernel by kernel
@@ -492,6 +499,15 @@ def _program(entry: Entry, backend: Any, report: Any) -> Any:
                 raise
             entry.program_error = f"replayed kernel by kernel (compiling it as one program failed: {type(e).__name__}: {e})"
         report.times["compile"] += time.perf_counter() - t0
+    if entry.program and entry.program_jobs:
+        if not all(job.done.is_set() for job in entry.program_jobs):
+            return None
+        failed = next((job.error for job in entry.program_jobs if job.error is not None), None)
+        entry.program_jobs = []
+        if failed is not None:
+            entry.program = False
+            entry.program_error = (f"replayed kernel by kernel (compiling it as one program failed: "
+                                   f"{type(failed).__name__}: {failed})")
     return entry.program or None
 
 

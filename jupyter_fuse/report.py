@@ -132,7 +132,7 @@ class Report:
             lines.append(
                 f"  {kernel_label(k)}: {', '.join(k['ops'])} ({where}) "
                 f"{fmt.nbytes(k.get('bytes_read', 0))} in, {fmt.nbytes(k.get('bytes_written', 0))} out, "
-                f"{fmt.seconds(k.get('time', 0.0))}"
+                f"{fmt.seconds(k.get('time', 0.0))}" + (f" · ran as NumPy: {k['fallback']}" if k.get("fallback") else "")
             )
         reasons: dict[str, int] = {}
         for b in self.breaks:

@@ -9,7 +9,7 @@ import os
 import time
 from typing import Any
 
-from .backends import get_backend
+from .backends import compiler, get_backend
 from .cache import PLAN_CACHE, Abandon, Tape, replay, warn_storm
 from .capture import CellContext, Namespace, finalize
 from .guards import scan
@@ -42,60 +42,61 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
     are the cupy backend's (see ``get_backend``).
     """
     __tracebackhide__ = True  # IPython shows the user's frames, not ours
-    namespace = {} if namespace is None else namespace
-    engine = get_backend(backend, dry_run=dry_run, keep=keep, emulate=emulate)
-    options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels, "compile_plan": compile_plan}
-    if engine.name == "cupy":
-        options.update(dry_run=dry_run, keep=keep, emulate=emulate)
-    key = (source, engine.name + " --emulate" * emulate, fuse, dry_run, keep)  # (emulated plans are cached apart)
-    misses: list[str] = []
-    if cache:
-        hit, misses = _try_replay(key, source, namespace, engine, options)
-        if hit is not None:
-            _check_kernels(hit, expect_kernels)
-            return hit
-    filename = filename or f"<fuse-cell-{next(_counter)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one (a replay never compiles)
-    s = Session(engine, filename, fuse=fuse)
-    s.report.source = source
-    s.report.options = options
-    if cache:
-        unreplayable = scan(source)
-        if unreplayable:
-            s.report.cache, s.report.miss_reasons = "unreplayable", unreplayable
-        else:
-            s.tape = Tape(s)
-    ns = Namespace(namespace, s)
-    s.namespace = ns
-    if hasattr(engine, "attach"):  # a device backend's ledger asks the cell for names and causes
-        engine.attach(CellContext(s, ns))
-    result: Any = None
-    t0 = time.perf_counter()
-    with s.activate():
-        try:
+    with compiler.cell_running():  # (numba compiles in the background only between cells)
+        namespace = {} if namespace is None else namespace
+        engine = get_backend(backend, dry_run=dry_run, keep=keep, emulate=emulate)
+        options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels, "compile_plan": compile_plan}
+        if engine.name == "cupy":
+            options.update(dry_run=dry_run, keep=keep, emulate=emulate)
+        key = (source, engine.name + " --emulate" * emulate, fuse, dry_run, keep)  # (emulated plans are cached apart)
+        misses: list[str] = []
+        if cache:
+            hit, misses = _try_replay(key, source, namespace, engine, options)
+            if hit is not None:
+                _check_kernels(hit, expect_kernels)
+                return hit
+        filename = filename or f"<fuse-cell-{next(_counter)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one (a replay never compiles)
+        s = Session(engine, filename, fuse=fuse)
+        s.report.source = source
+        s.report.options = options
+        if cache:
+            unreplayable = scan(source)
+            if unreplayable:
+                s.report.cache, s.report.miss_reasons = "unreplayable", unreplayable
+            else:
+                s.tape = Tape(s)
+        ns = Namespace(namespace, s)
+        s.namespace = ns
+        if hasattr(engine, "attach"):  # a device backend's ledger asks the cell for names and causes
+            engine.attach(CellContext(s, ns))
+        result: Any = None
+        t0 = time.perf_counter()
+        with s.activate():
             try:
-                exec(body, ns)
-                if last is not None:
-                    result = eval(last, ns)
-            finally:
-                (result,) = finalize(ns, [result])
-        except BaseException as e:  # the user's exception, namespace already consistent
-            s.report.error = f"{type(e).__name__}: {e}"
-            _finish(s, t0)
+                try:
+                    exec(body, ns)
+                    if last is not None:
+                        result = eval(last, ns)
+                finally:
+                    (result,) = finalize(ns, [result])
+            except BaseException as e:  # the user's exception, namespace already consistent
+                s.report.error = f"{type(e).__name__}: {e}"
+                _finish(s, t0)
+                s.close()
+                if os.environ.get("JUPYTER_FUSE_DEBUG"):  # developers: keep our frames
+                    raise
+                raise e.with_traceback(_user_traceback(e.__traceback__, filename))
+        _finish(s, t0)
+        s.report.result = result  # type: ignore[attr-defined]
+        try:
+            if s.tape is not None:
+                _record(s, key, ns, misses)
+        finally:
             s.close()
-            if os.environ.get("JUPYTER_FUSE_DEBUG"):  # developers: keep our frames
-                raise
-            raise e.with_traceback(_user_traceback(e.__traceback__, filename))
-    _finish(s, t0)
-    s.report.result = result  # type: ignore[attr-defined]
-    try:
-        if s.tape is not None:
-            _record(s, key, ns, misses)
-    finally:
-        s.close()
-    _check_kernels(s.report, expect_kernels)
-    return s.report
+        _check_kernels(s.report, expect_kernels)
+        return s.report
 
 
 def _check_kernels(report: Report, expect_kernels: int | None) -> None:

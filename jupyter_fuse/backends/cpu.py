@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import __version__, buffers, views
+from . import compiler
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import family
@@ -34,6 +35,8 @@ from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param
 from .numpy import execute_plan, kernel_entry, resolve, run_on_numpy
 
 RAISE = "np.errstate/np.seterr asks for errors to raise: NumPy's own loops check them, compiled kernels do not"
+COMPILING = ("numba compiles it in the background (a small kernel's first run does not wait): NumPy ran it "
+             "meanwhile")
 PARALLEL_MIN = 1 << 16  # below this many loop iterations threads cost more than they save
 PROGRESS_AFTER = 0.5  # seconds of compiling before we say so
 
@@ -59,6 +62,7 @@ class CpuBackend:
         self._numba = numba
         self._supported: dict[tuple, str | None] = {}
         self._rendered: dict[tuple, Rendered] = {}
+        self._jobs: dict[tuple[str, bool], Any] = {}  # kernel source -> its background compile (None: none)
 
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
@@ -104,15 +108,27 @@ class CpuBackend:
         params = [param_value(node, dtype) for node, dtype in rendered.params]
         extra = [self._numba.get_num_threads() if parallel else 1] if rendered.needs_threads else []
         compiled: list[Any] = []  # the entry point, once known
+        job: list[Any] = []  # its compile in the background (None: none needed), once asked
         read_bytes = sum(n.nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))  # views: what they see
         entry: dict = {}  # the report entry's fixed part, made once (replays launch the same kernel often)
         bind = _binder(kernel, rendered, plan, params)
 
         def launch(values: dict, report: Any) -> None:
+            if job and job[0] is not None and not job[0].done.is_set():
+                run_on_numpy(kernel, values, report, COMPILING)  # (still compiling: no arguments to bind)
+                return
             args, outs, dest = bind(values)
             args += extra
             compile_time, how = 0.0, "memory"
             if not compiled:
+                if not job and size < compiler.SMALL and compiler.background():
+                    key = (rendered.source, parallel)  # (asked once per source: a plan launches one source often)
+                    if key not in self._jobs:
+                        self._jobs[key] = self._compiling(rendered, parallel, args)
+                    job.append(self._jobs[key])
+                    if job[0] is not None and not job[0].done.is_set():
+                        run_on_numpy(kernel, values, report, COMPILING)
+                        return
                 try:
                     fn, compile_time, how = self._compiled(kernel, rendered, parallel, args)
                 except Exception as e:  # numba failed on our source: never lose the cell over it
@@ -185,6 +201,15 @@ class CpuBackend:
         source, kernels = emit(blk)
         return source, compile_source(source, kernels)
 
+    def compile_program_later(self, blk: Any) -> Any:
+        """Start compiling a block's program in the background (``compiler``); returns the job. Its
+        argument types are known: the inputs as 1-D C-contiguous arrays, as ``program.run_block`` passes them."""
+        nb = self._numba
+        sig = tuple(nb.types.Array(nb.from_dtype(node.dtype), 1, "C") for _, node in blk.inputs)
+        sig += tuple(nb.typeof(p) for p in blk.params)
+        fn = blk.fn
+        return compiler.submit(("program", id(blk), object()), lambda: fn.compile(sig))
+
     def _render(self, kernel: Kernel) -> Rendered:
         """Rendering is pure: a kernel of the same nodes (hash-consed) renders the same source."""
         key = (kernel.kind, kernel.shape, kernel.axes, tuple(kernel.nodes), tuple(kernel.outputs),
@@ -197,6 +222,16 @@ class CpuBackend:
         return got
 
     # -- compiling ---------------------------------------------------------------------
+    def _compiling(self, rendered: Rendered, parallel: bool, args: list) -> Any:
+        """The background job compiling this kernel (``compiler``), or None where none is needed: it was
+        compiled before (in memory, or on disk, where loading it is quick)."""
+        module = _load(rendered.source)
+        disp = module.kernel_par if parallel else module.kernel_seq
+        sig = tuple(self._numba.typeof(a) for a in args)
+        if sig in disp.overloads or _marker(module, parallel, sig).exists():
+            return None
+        return compiler.submit((rendered.source, parallel, sig), lambda: _compile(module, disp, parallel, sig))
+
     def _compiled(self, kernel: Kernel, rendered: Rendered, parallel: bool, args: list) -> tuple[Any, float, str]:
         t0 = time.perf_counter()
         module = _load(rendered.source)
@@ -219,6 +254,7 @@ class CpuBackend:
         finally:
             timer.cancel()
         how = "disk" if sum(disp.stats.cache_hits.values()) > hits else "compiled"
+        _marker(module, parallel, sig).touch()
         return disp.overloads[sig].entry_point, time.perf_counter() - t0, how
 
 
@@ -262,6 +298,18 @@ def _load(source: str, reload: bool = False) -> ModuleType:
         spec.loader.exec_module(module)
         _MODULES[source] = module
         return module
+
+
+def _marker(module: ModuleType, parallel: bool, sig: tuple) -> Path:
+    """A file saying numba's disk cache holds this kernel for these argument types (loading it is quick)."""
+    digest = hashlib.sha256(str(sig).encode()).hexdigest()[:16]
+    return Path(module.__file__).with_suffix(f".{'par' if parallel else 'seq'}.{digest}.ok")
+
+
+def _compile(module: ModuleType, disp: Any, parallel: bool, sig: tuple) -> None:
+    """A background job (``compiler``): numba compiles the kernel (into its disk cache too)."""
+    disp.compile(sig)
+    _marker(module, parallel, sig).touch()
 
 
 def _progress(kernel: Kernel, parallel: bool) -> None:

@@ -1,0 +1,113 @@
+"""Compiling in the background: a small kernel's first run does not wait for numba.
+
+numba takes 0.3-1.5 s to compile one kernel, while NumPy runs a kernel over a thousand elements in
+microseconds: a time-stepping cell on small arrays with twenty distinct kernels would wait ten
+seconds on its first run for what NumPy does in milliseconds. So, by default, a kernel that numba
+has never compiled (nothing in memory or in the disk cache) and that is small runs on NumPy — the
+oracle itself, so the values are NumPy's — while one background thread compiles it; its next
+launch, once compiled, is the fused kernel. A replay compiled as one program (``program.py``) is
+made the same way: the replays run kernel by kernel until the program is ready. Compiles start only
+between cells (``cell_running``), while the user reads the result.
+
+``JUPYTER_FUSE_COMPILE=sync`` compiles every kernel where it first runs, as before (the tests and
+the kernel-by-kernel comparisons of the benchmarks use it); ``wait()`` blocks until the
+background is idle (a benchmark's "kernels compiled" runs, a test of this module).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import queue
+import threading
+from typing import Any, Callable, Iterator
+
+SMALL = 1 << 16  # elements: below this a kernel's NumPy run costs far less than waiting for numba
+
+
+def background() -> bool:
+    """Whether small kernels and programs compile in the background (the default)."""
+    return os.environ.get("JUPYTER_FUSE_COMPILE", "background") != "sync"
+
+
+class _Job:
+    __slots__ = ("work", "done", "error")
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        self.work, self.done, self.error = work, threading.Event(), None
+
+
+_JOBS: dict[Any, _Job] = {}  # key -> its job, pending or done (a key is compiled once per process)
+_QUEUE: "queue.Queue[_Job | None]" = queue.Queue()
+_LOCK = threading.Lock()
+_THREAD: list[threading.Thread] = []
+_IDLE = threading.Condition()  # a job starts only while no cell runs: numba holds the GIL for long
+_CELLS = [0]  # cells running now
+
+
+@contextlib.contextmanager
+def cell_running() -> Iterator[None]:
+    """While a cell runs, no compile starts (one already started finishes): the cell's own Python and
+    NumPy calls would share the GIL with numba's. Compiles run between cells, as the user reads."""
+    with _IDLE:
+        _CELLS[0] += 1
+    try:
+        yield
+    finally:
+        with _IDLE:
+            _CELLS[0] -= 1
+            _IDLE.notify_all()
+
+
+def _worker() -> None:
+    while True:
+        job = _QUEUE.get()
+        if job is None:
+            return
+        with _IDLE:
+            _IDLE.wait_for(lambda: _CELLS[0] == 0)
+        try:
+            job.work()
+        except BaseException as e:  # noqa: BLE001 - kept for the launch that asks (it compiles again, in sight)
+            job.error = e
+        finally:
+            job.work = None  # (what it compiled is kept by whoever asked, not by the queue)
+            job.done.set()
+            _QUEUE.task_done()
+
+
+def submit(key: Any, work: Callable[[], Any]) -> _Job:
+    """Run ``work`` on the background thread, once per ``key``; the job tells when it is done."""
+    with _LOCK:
+        job = _JOBS.get(key)
+        if job is None:
+            job = _JOBS[key] = _Job(work)
+            if not _THREAD:  # a daemon: a script's exit does not wait for compiles nobody will use
+                _THREAD.append(threading.Thread(target=_worker, name="jupyter_fuse compiler", daemon=True))
+                _THREAD[0].start()
+            _QUEUE.put(job)
+        return job
+
+
+def pending() -> int:
+    """How many jobs are queued or running."""
+    return sum(not j.done.is_set() for j in list(_JOBS.values()))
+
+
+def wait(timeout: float | None = None) -> bool:
+    """Block until every job submitted so far is done; False when ``timeout`` ran out first."""
+    jobs = [j for j in list(_JOBS.values()) if not j.done.is_set()]
+    return all(j.done.wait(timeout) for j in jobs)
+
+
+@atexit.register
+def _drop_queued() -> None:
+    """At exit, jobs not started are dropped (the one running ends with the process)."""
+    while True:
+        try:
+            job = _QUEUE.get_nowait()
+        except queue.Empty:
+            return
+        if job is not None:
+            job.done.set()

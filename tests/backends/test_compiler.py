@@ -1,0 +1,134 @@
+"""Background compiles (jupyter_fuse/backends/compiler.py): a small kernel's first run runs on NumPy
+while numba compiles it between cells; the next run launches the compiled kernel; a replay runs
+kernel by kernel until its one-program form is compiled. Results are NumPy's throughout."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import jupyter_fuse
+from jupyter_fuse.backends import compiler, cpu
+
+pytest.importorskip("numba")
+
+# an op chain no other test uses: its kernel is compiled by nobody before this module
+CELL = "y = np.hypot(np.arctan(x), np.log1p(x)) * np.cbrt(x) + np.arcsinh(x) * {k}"
+LOOP = """\
+for t in range(40):
+    b[1:-1] = np.arctan(a[:-2] * 0.25 + a[2:] * {k}) + np.cbrt(a[1:-1])
+    a[1:-1] = np.arctan(b[:-2] * 0.25 + b[2:] * {k}) + np.cbrt(b[1:-1])
+"""
+
+
+@pytest.fixture
+def background(monkeypatch, tmp_path):
+    monkeypatch.setenv("JUPYTER_FUSE_COMPILE", "background")
+    monkeypatch.setenv("JUPYTER_FUSE_CACHE_DIR", str(tmp_path))  # nothing on disk yet
+    backend = cpu.CpuBackend()  # nothing in memory either
+    monkeypatch.setattr("jupyter_fuse.backends._INSTANCES", {"cpu": backend})
+    monkeypatch.setattr(cpu, "_MODULES", {})
+    yield backend
+    compiler.wait()
+
+
+def _numpy(source: str, ns: dict) -> dict:
+    ref = dict(ns)
+    exec(source, ref)
+    return ref
+
+
+def test_a_small_kernel_runs_on_numpy_while_it_compiles_then_compiled(background):
+    source = CELL.format(k=2)
+    ns = {"np": np, "x": np.linspace(0.1, 3.0, 50)}
+    r1 = jupyter_fuse.run_cell(source, dict(ns), backend="cpu", cache=False)
+    assert r1.kernel_list[0].get("fallback") == cpu.COMPILING
+    assert r1.times["compile"] == 0.0
+    out1 = dict(ns)
+    jupyter_fuse.run_cell(source, out1, backend="cpu", cache=False)
+    np.testing.assert_array_equal(out1["y"], _numpy(source, ns)["y"])  # NumPy ran it: NumPy's bits
+    assert jupyter_fuse.wait_for_compiles(timeout=120)
+    assert compiler.pending() == 0
+    out2 = dict(ns)
+    r2 = jupyter_fuse.run_cell(source, out2, backend="cpu", cache=False)
+    (k,) = r2.kernel_list
+    assert "fallback" not in k and k["cache"] == "memory" and k["source"]
+    np.testing.assert_allclose(out2["y"], _numpy(source, ns)["y"], rtol=1e-12)
+    assert out2["y"].dtype == np.float64
+
+
+def test_a_kernel_compiled_before_loads_from_disk_at_once(background, monkeypatch):
+    source = CELL.format(k=3)
+    ns = {"np": np, "x": np.linspace(0.1, 3.0, 40)}
+    jupyter_fuse.run_cell(source, dict(ns), backend="cpu", cache=False)
+    assert jupyter_fuse.wait_for_compiles(timeout=120)
+    # a new process: nothing in memory, numba's disk cache (and our marker) on disk
+    for name in [m for m in sys.modules if m.startswith("jupyter_fuse_kernel_")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(cpu, "_MODULES", {})
+    monkeypatch.setattr("jupyter_fuse.backends._INSTANCES", {"cpu": cpu.CpuBackend()})
+    r = jupyter_fuse.run_cell(source, dict(ns), backend="cpu", cache=False)
+    (k,) = r.kernel_list
+    assert "fallback" not in k and k["cache"] == "disk"
+
+
+def test_a_large_kernel_compiles_where_it_runs(background):
+    source = CELL.format(k=4)
+    r = jupyter_fuse.run_cell(source, {"np": np, "x": np.linspace(0.1, 3.0, compiler.SMALL)}, backend="cpu",
+                              cache=False)
+    (k,) = r.kernel_list
+    assert "fallback" not in k and k["cache"] == "compiled" and r.times["compile"] > 0
+
+
+def test_a_replay_runs_kernel_by_kernel_until_its_program_is_compiled(background):
+    source = LOOP.format(k=0.5)
+
+    def fresh() -> dict:
+        a = np.linspace(0.0, 1.0, 30)
+        return {"np": np, "a": a, "b": a.copy()}
+
+    ref = _numpy(source, fresh())
+    runs = []
+    for i in range(3):
+        ns = fresh()
+        runs.append(jupyter_fuse.run_cell(source, ns, backend="cpu"))
+        np.testing.assert_allclose(ns["a"], ref["a"], rtol=1e-12)
+        np.testing.assert_allclose(ns["b"], ref["b"], rtol=1e-12)
+        if i == 1:
+            assert "while numba compiles it as one program in the background" in runs[1].program_note
+            assert jupyter_fuse.wait_for_compiles(timeout=300)
+    assert runs[0].cache != "hit" and runs[1].cache == runs[2].cache == "hit"
+    assert runs[2].program.startswith("compiled: 40 iterations of")
+    assert runs[2].times["compile"] < 0.05  # compiled in the background, not at its first call
+
+
+def test_no_compile_starts_while_a_cell_runs():
+    started = threading.Event()
+    with compiler.cell_running():
+        job = compiler.submit(("test", object()), started.set)
+        time.sleep(0.2)
+        assert not started.is_set() and not job.done.is_set()
+    assert job.done.wait(30) and started.is_set()
+
+
+def test_a_failed_background_compile_is_kept_for_the_launch_that_asks():
+    def broken() -> None:
+        raise RuntimeError("numba failed")
+
+    job = compiler.submit(("test", object()), broken)
+    assert job.done.wait(30)
+    assert isinstance(job.error, RuntimeError) and job.work is None
+
+
+def test_sync_mode_compiles_every_kernel_where_it_first_runs(monkeypatch, tmp_path):
+    monkeypatch.setenv("JUPYTER_FUSE_COMPILE", "sync")
+    monkeypatch.setenv("JUPYTER_FUSE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr("jupyter_fuse.backends._INSTANCES", {"cpu": cpu.CpuBackend()})
+    monkeypatch.setattr(cpu, "_MODULES", {})
+    r = jupyter_fuse.run_cell(CELL.format(k=5), {"np": np, "x": np.linspace(0.1, 3.0, 10)}, backend="cpu", cache=False)
+    (k,) = r.kernel_list
+    assert "fallback" not in k and k["cache"] in ("compiled", "disk")
