@@ -423,7 +423,7 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any, 
         if prog is not None:
             steps = prog.actions
             report.program = prog.describe()
-        elif entry.program:
+        elif entry.program_jobs:
             report.program_note = "replayed kernel by kernel while numba compiles it as one program in the background"
         else:
             report.program_note = entry.program_error or "replayed kernel by kernel (nothing in it compiles)"
@@ -473,7 +473,9 @@ def _step(step: tuple, values: dict, backend: Any, report: Any, host: Any, print
 
 
 def _program(entry: Entry, backend: Any, report: Any) -> Any:
-    """The entry's tape compiled as a program (made at the first replay that can use one), or None."""
+    """The entry's tape compiled as a program (made at the first replay that can use one), or None.
+    Where compiles run in the background (``backends/compiler.py``), the program is built and compiled
+    there, and the replays run kernel by kernel until it is ready."""
     if entry.program is None:
         entry.program = False
         n = program.launches(entry)
@@ -481,34 +483,42 @@ def _program(entry: Entry, backend: Any, report: Any) -> Any:
             entry.program_error = (f"{n} kernel launch{'es' * (n != 1)} per replay: replayed kernel by kernel "
                                    f"(a compiled program pays from {program.MIN_LAUNCHES})")
             return None
-        t0 = time.perf_counter()
-        try:
-            prog = program.build(entry, backend)
-            if prog is not None:
-                for i, blk in enumerate(prog.blocks):
-                    blk.source, blk.fn = backend.compile_program(blk)
-                    program.name_block(blk, f"program{i}")
-                entry.program = prog
-                later = getattr(backend, "compile_program_later", None)
-                if compiler.background() and later is not None:
-                    entry.program_jobs = [later(blk) for blk in prog.blocks]
-        except program.NotCompiled as e:
-            entry.program_error = f"replayed kernel by kernel: {e}"
-        except Exception as e:  # noqa: BLE001 - the tape still replays kernel by kernel
-            if os.environ.get("JUPYTER_FUSE_DEBUG"):
-                raise
-            entry.program_error = f"replayed kernel by kernel (compiling it as one program failed: {type(e).__name__}: {e})"
-        report.times["compile"] += time.perf_counter() - t0
-    if entry.program and entry.program_jobs:
-        if not all(job.done.is_set() for job in entry.program_jobs):
+        if compiler.background() and getattr(backend, "compile_block", None) is not None:
+            entry.program_jobs = [compiler.submit(("program", id(entry), object()),
+                                                  lambda: _make_program(entry, backend, True))]
+        else:
+            t0 = time.perf_counter()
+            _make_program(entry, backend, False)
+            report.times["compile"] += time.perf_counter() - t0
+    if entry.program_jobs:
+        job = entry.program_jobs[0]
+        if not job.done.is_set():
             return None
-        failed = next((job.error for job in entry.program_jobs if job.error is not None), None)
         entry.program_jobs = []
-        if failed is not None:
+        if job.error is not None:
             entry.program = False
             entry.program_error = (f"replayed kernel by kernel (compiling it as one program failed: "
-                                   f"{type(failed).__name__}: {failed})")
+                                   f"{type(job.error).__name__}: {job.error})")
     return entry.program or None
+
+
+def _make_program(entry: Entry, backend: Any, now: bool) -> None:
+    """Build the entry's program and compile it (``now``; else numba compiles it at its first call)."""
+    try:
+        prog = program.build(entry, backend)
+        if prog is not None:
+            for i, blk in enumerate(prog.blocks):
+                blk.source, blk.fn = backend.compile_program(blk)
+                program.name_block(blk, f"program{i}")
+                if now:
+                    backend.compile_block(blk)
+            entry.program = prog
+    except program.NotCompiled as e:
+        entry.program_error = f"replayed kernel by kernel: {e}"
+    except Exception as e:  # noqa: BLE001 - the tape still replays kernel by kernel
+        if os.environ.get("JUPYTER_FUSE_DEBUG"):
+            raise
+        entry.program_error = f"replayed kernel by kernel (compiling it as one program failed: {type(e).__name__}: {e})"
 
 
 def _call(step: tuple, values: dict, report: Any) -> None:

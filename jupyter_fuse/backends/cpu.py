@@ -12,6 +12,7 @@ kernel numba cannot load or compile runs on NumPy instead, with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -201,14 +202,12 @@ class CpuBackend:
         source, kernels = emit(blk)
         return source, compile_source(source, kernels)
 
-    def compile_program_later(self, blk: Any) -> Any:
-        """Start compiling a block's program in the background (``compiler``); returns the job. Its
+    def compile_block(self, blk: Any) -> None:
+        """Compile a block's program now (a background job: ``compiler``), not at its first call. Its
         argument types are known: the inputs as 1-D C-contiguous arrays, as ``program.run_block`` passes them."""
         nb = self._numba
         sig = tuple(nb.types.Array(nb.from_dtype(node.dtype), 1, "C") for _, node in blk.inputs)
-        sig += tuple(nb.typeof(p) for p in blk.params)
-        fn = blk.fn
-        return compiler.submit(("program", id(blk), object()), lambda: fn.compile(sig))
+        blk.fn.compile(sig + tuple(nb.typeof(p) for p in blk.params))
 
     def _render(self, kernel: Kernel) -> Rendered:
         """Rendering is pure: a kernel of the same nodes (hash-consed) renders the same source."""
@@ -218,7 +217,8 @@ class CpuBackend:
         if got is None:
             got = self._rendered[key] = render(kernel)
             if len(self._rendered) > 4096:  # a bound: forget the oldest
-                self._rendered.pop(next(iter(self._rendered)))
+                with contextlib.suppress(RuntimeError, StopIteration, KeyError):  # (a background build renders too)
+                    self._rendered.pop(next(iter(self._rendered)))
         return got
 
     # -- compiling ---------------------------------------------------------------------
