@@ -13,7 +13,9 @@ kernel numba cannot load or compile runs on NumPy instead, with the reason.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import shutil
@@ -58,12 +60,17 @@ class CpuBackend:
     staged = True  # renders multi-pass reduce kernels (softmax, layer norm in one kernel)
 
     def __init__(self) -> None:
-        import numba  # the import is slow: only when the backend is used
-
-        self._numba = numba
         self._supported: dict[tuple, str | None] = {}
         self._rendered: dict[tuple, Rendered] = {}
         self._jobs: dict[tuple[str, bool], Any] = {}  # kernel source -> its background compile (None: none)
+
+    @property
+    def _numba(self) -> Any:
+        """numba, imported where first needed (0.4 s): a first run whose small kernels all compile in the
+        background never waits for it."""
+        import numba
+
+        return numba
 
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
@@ -224,13 +231,16 @@ class CpuBackend:
     # -- compiling ---------------------------------------------------------------------
     def _compiling(self, rendered: Rendered, parallel: bool, args: list) -> Any:
         """The background job compiling this kernel (``compiler``), or None where none is needed: it was
-        compiled before (in memory, or on disk, where loading it is quick)."""
-        module = _load(rendered.source)
-        disp = module.kernel_par if parallel else module.kernel_seq
-        sig = tuple(self._numba.typeof(a) for a in args)
-        if sig in disp.overloads or _marker(module, parallel, sig).exists():
+        compiled before (in memory, or on disk, where loading it is quick). Asks nothing of numba: the
+        job imports it."""
+        source, kinds = rendered.source, _kinds(args)
+        if _marker(source, parallel, kinds).exists():
             return None
-        return compiler.submit((rendered.source, parallel, sig), lambda: _compile(module, disp, parallel, sig))
+        if "numba" in sys.modules and source in _MODULES:
+            disp = _MODULES[source].kernel_par if parallel else _MODULES[source].kernel_seq
+            if tuple(self._numba.typeof(a) for a in args) in disp.overloads:
+                return None
+        return compiler.submit((source, parallel, kinds), lambda: _compile(self._numba, source, parallel, kinds))
 
     def _compiled(self, kernel: Kernel, rendered: Rendered, parallel: bool, args: list) -> tuple[Any, float, str]:
         t0 = time.perf_counter()
@@ -254,7 +264,7 @@ class CpuBackend:
         finally:
             timer.cancel()
         how = "disk" if sum(disp.stats.cache_hits.values()) > hits else "compiled"
-        _marker(module, parallel, sig).touch()
+        _marker(rendered.source, parallel, _kinds(args)).touch()
         return disp.overloads[sig].entry_point, time.perf_counter() - t0, how
 
 
@@ -280,9 +290,7 @@ def _load(source: str, reload: bool = False) -> ModuleType:
     with _LOCK:
         if not reload and source in _MODULES:
             return _MODULES[source]
-        import numba
-
-        digest = hashlib.sha256(f"{__version__}\n{numba.__version__}\n{np.__version__}\n{source}".encode()).hexdigest()[:24]
+        digest = _digest(source)
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"k_{digest}.py"
@@ -300,16 +308,39 @@ def _load(source: str, reload: bool = False) -> ModuleType:
         return module
 
 
-def _marker(module: ModuleType, parallel: bool, sig: tuple) -> Path:
+def _kinds(args: list) -> tuple:
+    """The argument types numba will see, told without numba: arrays by dtype, dimensions, layout and
+    writeability, scalars as they are (``_compile`` types them)."""
+    return tuple(("array", a.dtype.str, a.ndim, "C" if a.flags.c_contiguous else "F" if a.flags.f_contiguous
+                  else "A", a.flags.writeable) if isinstance(a, np.ndarray) else ("value", type(a).__name__, a)
+                 for a in args)
+
+
+def _marker(source: str, parallel: bool, kinds: tuple) -> Path:
     """A file saying numba's disk cache holds this kernel for these argument types (loading it is quick)."""
-    digest = hashlib.sha256(str(sig).encode()).hexdigest()[:16]
-    return Path(module.__file__).with_suffix(f".{'par' if parallel else 'seq'}.{digest}.ok")
+    types = str([k[:2] if k[0] == "value" else k for k in kinds])
+    digest = hashlib.sha256(types.encode()).hexdigest()[:16]
+    return cache_dir() / f"k_{_digest(source)}.{'par' if parallel else 'seq'}.{digest}.ok"
 
 
-def _compile(module: ModuleType, disp: Any, parallel: bool, sig: tuple) -> None:
+def _compile(numba: Any, source: str, parallel: bool, kinds: tuple) -> None:
     """A background job (``compiler``): numba compiles the kernel (into its disk cache too)."""
-    disp.compile(sig)
-    _marker(module, parallel, sig).touch()
+    t = numba.types
+    sig = tuple(t.Array(numba.from_dtype(np.dtype(k[1])), k[2], k[3], readonly=not k[4]) if k[0] == "array"
+                else numba.typeof(k[2]) for k in kinds)
+    module = _load(source)
+    (module.kernel_par if parallel else module.kernel_seq).compile(sig)
+    _marker(source, parallel, kinds).touch()
+
+
+@functools.lru_cache(maxsize=None)
+def _numba_version() -> str:
+    return importlib.metadata.version("numba")  # (not `import numba`: 0.4 s)
+
+
+def _digest(source: str) -> str:
+    """A kernel module's name: its source, and the versions that compiled it."""
+    return hashlib.sha256(f"{__version__}\n{_numba_version()}\n{np.__version__}\n{source}".encode()).hexdigest()[:24]
 
 
 def _progress(kernel: Kernel, parallel: bool) -> None:
