@@ -252,7 +252,7 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
     roots = [dict.__getitem__(ns, k) for k in ns.assigned if dict.__contains__(ns, k)]
     roots += list(ns.reads.values()) + list(extra)
     lazies = _find_lazies(roots)
-    bufs = list({id(b): b for b in [lz._buf for lz in lazies] + [b for b in s.buffers.values() if b.dirty]}.values())
+    bufs = list({id(b): b for b in [lz._buf for lz in lazies] + [b for b in [*s.buffers.values(), *s.made_buffers.values()] if b.dirty]}.values())
     values = s.evaluate([b.node for b in bufs], final=True)
     if s.tape is not None:
         s.tape.on_finalize(ns, bufs, list(extra))

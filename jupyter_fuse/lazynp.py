@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import time
+import warnings
 import types
 from typing import Any, Callable
 
@@ -215,9 +216,13 @@ def _register_storage(s: Any, bufs: list, storages: list) -> None:
     """Map each buffer's real storage to the buffer, so that a view the eager function returns
     (``np.moveaxis``, ``np.flip``, ``.diagonal()``) aliases the lazy array it was taken from."""
     for buf, storage in zip(bufs, storages):
+        known = s.buffers.get(id(storage))
+        if known is None:
+            known = s.made_buffers.get(id(storage))
         if isinstance(storage, np.ndarray) and storage.base is None and storage.flags.c_contiguous \
-                and buf.node.layout is None and s.buffers.get(id(storage)) in (None, buf):
-            s.buffers[id(storage)] = buf
+                and buf.node.layout is None and known in (None, buf):
+            # (weakly for a lazy temporary's: held while the cell holds it, see trace.wrap_array)
+            (s.buffers if buf.origin is not None else s.made_buffers)[id(storage)] = buf
             s.keepalive.append(storage)  # its id stays this array's while the cell runs
 
 
@@ -465,6 +470,41 @@ def ascontiguousarray(a: Any, dtype: Any = None, **kw: Any) -> Any:
     return out if out._ghost().flags.c_contiguous else out.copy()
 
 
+def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | None:
+    """``np.array([x, y, z])`` of lazy arrays and numbers (a state vector of an ODE step, rows
+    stacked), traced: a new array of the dtype and shape NumPy gives, its parts assigned one by one.
+    None where the list is not that (ragged, other objects): the eager call then does what NumPy does."""
+    parts: list[tuple[tuple[int, ...], Any]] = []
+
+    def ghost(x: Any, idx: tuple[int, ...]) -> Any:  # the list with zeros of each lazy part's dtype and shape
+        if isinstance(x, LazyArray):
+            parts.append((idx, x))
+            return np.zeros(x.shape, x.dtype)
+        if isinstance(x, (list, tuple)):
+            return [ghost(v, idx + (i,)) for i, v in enumerate(x)]
+        if isinstance(x, (bool, int, float, complex, np.generic)):
+            parts.append((idx, x))
+            return x
+        raise Unsupported("not a list of arrays and numbers")
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (NumPy's warnings come from the eager call, once)
+            proto = np.array(ghost(a, ()), dtype=dtype)
+    except Exception:  # noqa: BLE001 - ragged, or what NumPy rejects: the eager call says so
+        return None
+    if proto.dtype.kind not in "biufc" or any(
+            proto.ndim != len(idx) + (x.ndim if isinstance(x, LazyArray) else 0) for idx, x in parts):
+        return None
+    try:
+        out = zeros(proto.shape, proto.dtype)
+    except Unsupported:
+        return None
+    for idx, x in parts:
+        out[idx] = x
+    return out
+
+
 def _as_0d_array(x: LazyArray) -> LazyArray:
     """np.asarray of a NumPy scalar is a new 0-d array."""
     return scalar_as_array(x) if x.scalar else x
@@ -475,7 +515,11 @@ def _array_like(fn: Callable, a: Any, **kw: Any) -> Any:
     lazies: list[LazyArray] = []
     _collect(a, lazies)
     if lazies:
-        return eager_call(fn, (a,), kw, f"np.{fn.__name__}", f"np.{fn.__name__} of a list of lazy arrays is not traced")
+        if isinstance(a, (list, tuple)) and set(kw) <= {"dtype", "copy"} and kw.get("copy", True):
+            out = _traced_list(a, kw.get("dtype"))
+            if out is not None:
+                return out
+        return eager_call(fn, (a,), kw, f"np.{fn.__name__}", f"np.{fn.__name__} of this list of lazy arrays is not traced")
     return _wrap_result(fn(a, **kw))
 
 

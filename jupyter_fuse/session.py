@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+import weakref
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
@@ -52,6 +53,8 @@ class Session:
         self.lines: dict[Node, list[int]] = {}  # provenance: cell lines that built a node
         self.buffers: dict[int, Any] = {}  # id(root ndarray) -> Buffer, so aliases share one
         self.wrapped: dict[int, Any] = {}  # id(ndarray) -> its LazyArray, so `a is b` survives
+        self.made: Any = weakref.WeakValueDictionary()  # the same for arrays eager calls made
+        self.made_buffers: Any = weakref.WeakValueDictionary()
         self.keepalive: list[Any] = []  # objects whose ids are keys above
         self.report = Report(backend=backend.name)
         self._kernel_count = 0
@@ -84,7 +87,8 @@ class Session:
     def close(self) -> None:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
         arrays and the session refer to each other), so last run's arrays die with their names."""
-        for big in (self.values, self.wrapped, self.buffers, self.lines, self.bufs, self.inputs):
+        for big in (self.values, self.wrapped, self.buffers, self.made, self.made_buffers, self.lines, self.bufs,
+                    self.inputs):
             big.clear()
         self.keepalive.clear()
         self.namespace = None

@@ -41,7 +41,7 @@ class Unsupported(Exception):
 
 
 class Buffer:
-    __slots__ = ("node", "origin", "dirty")
+    __slots__ = ("node", "origin", "dirty", "__weakref__")
 
     def __init__(self, node: Node, origin: np.ndarray | None = None) -> None:
         self.node, self.origin, self.dirty = node, origin, False
@@ -85,20 +85,28 @@ def fresh(node: Node, scalar: bool = False, s: Session | None = None) -> "LazyAr
 def wrap_array(s: Session, arr: np.ndarray, origin: bool = True) -> "LazyArray":
     """A concrete array as a lazy input. Arrays sharing a root base share a buffer."""
     cached = s.wrapped.get(id(arr))
+    if cached is None:
+        cached = s.made.get(id(arr))
     if cached is not None:
         return cached
     root = root_of(arr)
     buf = s.buffers.get(id(root))
     if buf is None:
+        buf = s.made_buffers.get(id(root))
+    # storage an eager call made (``origin`` False) is the session's while a lazy array holds it: held
+    # weakly, so that a loop calling NumPy every step does not keep every step's arrays live (each flush
+    # would visit them all)
+    made = not origin and buf is None
+    if buf is None:
         buf = Buffer(s.add_input(root), origin=root)
-        s.buffers[id(root)] = buf
+        (s.made_buffers if made else s.buffers)[id(root)] = buf
         s.keepalive.append(root)
     chain: tuple = ()
     if root is not arr:
         offset = arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         chain = (("asstrided", (offset, arr.shape, arr.strides)),)
     lz = LazyArray(s, buf, chain, origin=arr if origin else None, writeable=arr.flags.writeable)
-    s.wrapped[id(arr)] = lz
+    (s.made if made else s.wrapped)[id(arr)] = lz
     s.keepalive.append(arr)
     return lz
 

@@ -459,3 +459,22 @@ def test_a_float32_result_is_rounded_to_float32_before_a_float64_op(source, opts
        "t = e.ravel(); s = t.strides", "t = e.reshape(1, -1); s = t.strides", "e.shape = (-1,); s = e.strides")
 def test_reshaping_an_empty_array_through_minus_one_gives_numpys_strides(source, opts):  # (hypothesis)
     check(source, "b = np.array([], dtype=bool); e = np.zeros((2, 0)).T", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("k = np.array([10 * (s[1] - s[0]), s[0] * (28 - s[2]) - s[1], s[0] * s[1]])",
+       "k = np.array([s[0], 300])", "k = np.array([i[0], 300])", "k = np.array([s[0] * f, 1.5], dtype=np.float32)",
+       "k = np.array([m[0] * 2, m[1]])", "k = np.array([[s[0], s[1]], [s[2], 1]])", "k = np.array([m[0], s[:2]])",
+       "k = np.array([s[0] * np.nan], dtype=int)", "k = np.asarray([s.sum(), s.max()])", "k = np.array((s[0], 2j))",
+       "k = np.array([s[0], s[1]], dtype=np.int8)", "k = np.array([s, s * 2]).T", "k = np.array([s[0] > 1, True])",
+       "k = np.array([s[0], 'a'])", "k = np.array([s[0]], ndmin=3)")
+def test_an_array_of_a_list_of_lazy_values(source, opts):
+    """np.array([x, y, z]) of lazy values (an ODE's state vector) is traced: NumPy's dtype, shape and
+    errors; ragged lists and other objects run as NumPy."""
+    check(source, "s = np.array([1.0, 2.0, 3.0]); i = np.array([1, 2], np.int8); f = np.float32(2.5); "
+                  "m = np.arange(6.0).reshape(2, 3)", **opts)
+
+
+def test_an_array_of_lazy_values_is_not_a_sync():
+    r = jf.run_cell("k = np.array([s[1] - s[0], s[0] * s[2]])", {"np": np, "s": np.array([1.0, 2.0, 3.0])})
+    assert not r.fallbacks and not r.syncs

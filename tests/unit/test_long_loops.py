@@ -61,3 +61,26 @@ def test_chunks_start_at_one_point_of_the_loop(monkeypatch):
                               backend="numpy", cache=False)
     assert len(plans._TEMPLATES) <= 6
     assert r.kernels >= 400 * 3
+
+
+def test_arrays_eager_calls_made_are_not_kept_live_by_the_session(monkeypatch):
+    """A loop calling NumPy outside the trace every step (np.sort, a random draw) with a float() each
+    step: the session holds what each call returned only while the cell does, so the buffers every
+    flush visits stay few (they grew with the loop, and each sync visited them all: quadratic)."""
+    seen: list[int] = []
+    real = session.Session._live_buffers
+
+    def counting(self):
+        got = real(self)
+        seen.append(len(got))
+        return got
+
+    monkeypatch.setattr(session.Session, "_live_buffers", counting)
+    source = ("means = np.empty(n)\nfor i in range(n):\n    s = np.sort(x * (i + 1))\n    means[i] = s.mean()\n"
+              "    t = float(means[i])\n")
+    ns = {"np": np, "x": np.linspace(1.0, 2.0, 50), "n": 300}
+    jupyter_fuse.run_cell(source, ns, backend="numpy", cache=False)
+    ref = {"np": np, "x": np.linspace(1.0, 2.0, 50), "n": 300}
+    exec(source, ref)
+    np.testing.assert_allclose(ns["means"], ref["means"], rtol=1e-12)
+    assert len(seen) >= 300 and max(seen) < 20, max(seen)
