@@ -20,10 +20,14 @@ elements takes ~1-2 us). Each figure is the best of ``--repeat`` runs, with kern
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from typing import Any
 
 import numpy as np
+
+# each cost where it is paid: kernels and programs compile where they first run, not in the background
+os.environ.setdefault("JUPYTER_FUSE_COMPILE", "sync")
 
 import jupyter_fuse
 from jupyter_fuse import fuse, plans, session as session_mod

@@ -21,6 +21,8 @@ For each program:
    generators) and the printed text are compared with NumPy's: same Python type, same dtype and
    shape, floats within rtol 1e-9 (atol 1e-12), everything else exact.
 
+Each program runs in a process of its own (``--in-process``: all in this one), killed after
+``--hard-timeout`` seconds; the kernel cache on disk (JUPYTER_FUSE_CACHE_DIR) is shared by them.
 After each run the script waits for numba's background compiles (``backends/compiler.py``: small
 kernels and replay programs compile between cells, while the user reads), so no compile runs while
 the next run or NumPy is timed; "bg compile s" is the total of those waits. ``--timeout`` bounds
@@ -39,9 +41,11 @@ import argparse
 import contextlib
 import copy
 import io
+import json
 import math
 import os
 import signal
+import subprocess
 import sys
 import time
 import traceback
@@ -1038,6 +1042,7 @@ def format_exc(e: BaseException, frames: int = 5) -> str:
 
 
 def measure(p: Program, size: str, backend: str, timeout: float, compile_wait: float) -> dict:
+    """One program: NumPy, then three runs under run_cell, compared. A JSON-able row."""
     base = p.setup(**p.sizes[size])
     wait_for_compiles(compile_wait)  # nothing compiles in the background while NumPy is timed
     row: dict = {"name": p.name, "numpy": float("nan"), "runs": [], "error": "", "debug": "", "diffs": []}
@@ -1047,28 +1052,82 @@ def measure(p: Program, size: str, backend: str, timeout: float, compile_wait: f
         row["error"] = f"plain NumPy raised {format_exc(e)}"
         return row
     for i in range(3):
+        progress(f"run {i + 1} started")
         r = fuse_run(p, base, backend, timeout, compile_wait)
-        row["runs"].append(r)
+        rep = r.report
+        progress(f"run {i + 1}: {r.seconds:.1f} s, cache {getattr(rep, 'cache', None)}, then {r.bg:.1f} s of "
+                 "background compiles")
+        d = {"seconds": r.seconds, "bg": r.bg, "cache": getattr(rep, "cache", None),
+             "miss_reasons": list(dict.fromkeys(getattr(rep, "miss_reasons", []) or [])),
+             "summary": rep.summary() if rep is not None else "",
+             "program": (rep.program or rep.program_note) if rep is not None else "", "error": ""}
+        row["runs"].append(d)
         if r.error is not None:
-            row["error"] = f"run {i + 1}: {format_exc(r.error)}"
+            d["error"] = format_exc(r.error)
+            row["error"] = f"run {i + 1}: {d['error']}"
             if not isinstance(r.error, RunTimeout):
                 row["debug"] = debug_frames(p, base, backend, i + 1, timeout, compile_wait)
             break
-        r.diffs = compare_ns(ref_ns, r.ns)
+        diffs = compare_ns(ref_ns, r.ns)
         if r.printed != ref_out:
-            r.diffs.append(f"printed {r.printed!r} != NumPy's {ref_out!r}")
-        if r.diffs:
-            row["diffs"].append((i + 1, r.diffs))
-    runs = row["runs"]
-    second = runs[1].report if len(runs) > 1 and runs[1].report is not None else None
-    row["replayed"] = second is not None and second.cache == "hit"
-    row["third_replayed"] = len(runs) > 2 and runs[2].report is not None and runs[2].report.cache == "hit"
-    row["why"] = "" if row["replayed"] or second is None else (
-        "; ".join(dict.fromkeys(second.miss_reasons)) or f"cache={second.cache}")
-    if second is not None and not row["replayed"] and any("failed" in m for m in second.miss_reasons):
+            diffs.append(f"printed {r.printed!r} != NumPy's {ref_out!r}")
+        if diffs:
+            row["diffs"].append((i + 1, diffs))
+    finish_row(row)
+    if len(row["runs"]) > 1 and not row["replayed"] and any("failed" in m for m in row["runs"][1]["miss_reasons"]):
         row["debug"] = debug_frames(p, base, backend, 2, timeout, compile_wait)
-    row["same"] = not row["diffs"] and not row["error"] and len(runs) == 3
     return row
+
+
+def finish_row(row: dict) -> None:
+    runs = row["runs"]
+    second = runs[1] if len(runs) > 1 and runs[1]["cache"] is not None else None
+    row["replayed"] = second is not None and second["cache"] == "hit"
+    row["third_replayed"] = len(runs) > 2 and runs[2]["cache"] == "hit"
+    row["why"] = "" if row["replayed"] or second is None else (
+        "; ".join(second["miss_reasons"]) or f"cache={second['cache']}")
+    row["same"] = not row["diffs"] and not row["error"] and len(runs) == 3
+
+
+def measure_in_child(p: Program, a: argparse.Namespace) -> dict:
+    """``measure`` in a fresh process (its memory, its background compiles and a hard time limit
+    stay its own); a row that says how the process ended when it printed none."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", p.name, "--backend", a.backend, "--size", a.size,
+           "--timeout", str(a.timeout), "--compile-wait", str(a.compile_wait)]
+    t0 = time.perf_counter()
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=a.hard_timeout)
+        stdout, stderr, rc = out.stdout, out.stderr, out.returncode
+    except subprocess.TimeoutExpired as e:
+        stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        stderr = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+        rc = f"killed after {a.hard_timeout:g} s (--hard-timeout)"
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(ROW_TAG):
+            row = json.loads(line[len(ROW_TAG):])
+            row["diffs"] = [tuple(x) for x in row["diffs"]]
+            return row
+    noise = [ln for ln in stderr.splitlines() if not ln.startswith("jupyter_fuse: compiling")]
+    why = f"the child process ended ({rc}) after {time.perf_counter() - t0:.0f} s without a result"
+    if isinstance(rc, int) and rc < 0:
+        why += f" (signal {-rc}{': SIGKILL, e.g. out of memory' if rc == -9 else ''})"
+    progress = [ln[len(PROGRESS_TAG):] for ln in stdout.splitlines() if ln.startswith(PROGRESS_TAG)]
+    row = {"name": p.name, "numpy": float("nan"), "runs": [], "diffs": [], "debug": "",
+           "error": why + (f"; last progress: {progress[-1]}" if progress else "")
+           + ("\n" + "\n".join(noise[-8:]) if noise else "")}
+    finish_row(row)
+    return row
+
+
+ROW_TAG = "@@row "
+PROGRESS_TAG = "@@progress "
+_CHILD: list[bool] = [False]
+
+
+def progress(msg: str) -> None:
+    """In a child process: a line the parent quotes if the process dies before it reports."""
+    if _CHILD[0]:
+        print(PROGRESS_TAG + msg, flush=True)
 
 
 def cell(s: str, width: int) -> str:
@@ -1078,7 +1137,7 @@ def cell(s: str, width: int) -> str:
 
 def table_line(r: dict) -> str:
     ms = lambda v: f"{v * 1e3:.1f}" if v == v else "-"  # noqa: E731
-    t = [x.seconds for x in r["runs"]] + [float("nan")] * (3 - len(r["runs"]))
+    t = [x["seconds"] for x in r["runs"]] + [float("nan")] * (3 - len(r["runs"]))
     ratio = f"{t[2] / r['numpy']:.2f}x" if t[2] == t[2] and r["numpy"] == r["numpy"] else "-"
     rep = "yes" if r.get("replayed") else "no"
     if r.get("replayed") and not r.get("third_replayed"):
@@ -1088,13 +1147,35 @@ def table_line(r: dict) -> str:
     same = "yes" if r.get("same") else ("-" if r["error"] and not r["diffs"] else
                                         "NO (run " + ",".join(str(i) for i, _ in r["diffs"]) + ")")
     err = r["error"].splitlines()[0] if r["error"] else ""
-    bg = sum(x.bg for x in r["runs"])
-    return (f"| {r['name']} | {ms(r['numpy'])} | {ms(t[0])} | {bg:.1f} | {ms(t[1])} | {ms(t[2])} | {ratio} | {rep} | {same} "
-            f"| {cell(r.get('why', ''), 110)} | {cell(err, 90)} |")
+    bg = sum(x["bg"] for x in r["runs"])
+    return (f"| {r['name']} | {ms(r['numpy'])} | {ms(t[0])} | {bg:.1f} | {ms(t[1])} | {ms(t[2])} | {ratio} | {rep} "
+            f"| {same} | {cell(r.get('why', ''), 110)} | {cell(err, 90)} |")
 
 
 HEAD = ("| program | numpy ms | first ms | bg compile s | 2nd ms | 3rd ms | 3rd/numpy | replayed | same as NumPy "
         "| why not replayed | error |\n|---|---:|---:|---:|---:|---:|---:|---|---|---|---|")
+
+
+def details(r: dict) -> None:
+    print(f"### {r['name']}")
+    if r["runs"] and r["runs"][0]["summary"]:
+        print(f"first run: {cell(r['runs'][0]['summary'], 400)}")
+    for i, x in enumerate(r["runs"][1:], 2):
+        if x["cache"] is not None and x["cache"] != "hit":
+            print(f"run {i}: cache={x['cache']}; miss reasons:")
+            for m in x["miss_reasons"]:
+                print(f"  - {m}")
+    for i, diffs in r["diffs"]:
+        print(f"run {i} differs from NumPy:")
+        for d in diffs[:12]:
+            print(f"  - {d}")
+        if len(diffs) > 12:
+            print(f"  - ... {len(diffs) - 12} more")
+    if r["error"]:
+        print(f"error: {r['error']}")
+    if r["debug"]:
+        print(f"with JUPYTER_FUSE_DEBUG=1: {r['debug']}")
+    print()
 
 
 def main() -> None:
@@ -1103,28 +1184,40 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated program names")
     ap.add_argument("--size", default="small", choices=["tiny", "small"])
     ap.add_argument("--numpy-only", action="store_true", help="time plain NumPy only (to size the programs)")
-    ap.add_argument("--timeout", type=float, default=240.0,
-                    help="seconds one run may take")
-    ap.add_argument("--compile-wait", type=float, default=900.0,
+    ap.add_argument("--timeout", type=float, default=240.0, help="seconds one run may take")
+    ap.add_argument("--compile-wait", type=float, default=600.0,
                     help="seconds to wait after a run for numba's background compiles")
+    ap.add_argument("--hard-timeout", type=float, default=1500.0,
+                    help="seconds a program's process may take in all before it is killed")
+    ap.add_argument("--in-process", action="store_true", help="run every program in this process")
+    ap.add_argument("--child", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.child:
+        import jupyter_fuse  # noqa: F401 - imported before the clock starts
+
+        _CHILD[0] = True
+        row = measure(BY_NAME[a.child], a.size, a.backend, a.timeout, a.compile_wait)
+        print(ROW_TAG + json.dumps(row, default=str), flush=True)
+        return
     progs = [BY_NAME[n] for n in a.only.split(",")] if a.only else PROGRAMS
     if a.numpy_only:
         for p in progs:
             t, _, out = numpy_runs(p, p.setup(**p.sizes[a.size]))
             print(f"{p.name:18s} {t * 1e3:8.2f} ms  {out.strip()[:100]}")
         return
-    import jupyter_fuse  # imported before the clock starts for the first program
+    import jupyter_fuse
 
     print(f"# bench/realworld.py: backend {a.backend}, size {a.size}, numpy {np.__version__}, "
           f"python {sys.version.split()[0]}, jupyter_fuse from {os.path.dirname(jupyter_fuse.__file__)}, "
           f"JUPYTER_FUSE_CACHE_DIR={os.environ.get('JUPYTER_FUSE_CACHE_DIR')}, "
           f"JUPYTER_FUSE_COMPILE={os.environ.get('JUPYTER_FUSE_COMPILE', 'background')}, "
-          f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}")
+          f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS', 'default')}; "
+          f"{'one process' if a.in_process else 'a process per program'}")
     print(HEAD, flush=True)
     rows = []
     for p in progs:
-        row = measure(p, a.size, a.backend, a.timeout, a.compile_wait)
+        row = (measure(p, a.size, a.backend, a.timeout, a.compile_wait) if a.in_process
+               else measure_in_child(p, a))
         rows.append(row)
         print(table_line(row), flush=True)
     print("\n## full table\n")
@@ -1135,35 +1228,16 @@ def main() -> None:
     same = sum(bool(r.get("same")) for r in rows)
     errors = sum(bool(r["error"]) for r in rows)
     print(f"\nreplayed on the 2nd run: {replayed}/{len(rows)}; same as NumPy (all 3 runs): {same}/{len(rows)}; "
-          f"raised: {errors}/{len(rows)}")
+          f"raised or timed out: {errors}/{len(rows)}")
     ok = [r for r in rows if r.get("replayed") and len(r["runs"]) == 3]
     if ok:
-        ratios = [r["runs"][2].seconds / r["numpy"] for r in ok]
+        ratios = [r["runs"][2]["seconds"] / r["numpy"] for r in ok]
         print(f"3rd run / NumPy over the replayed programs: geomean {math.exp(np.mean(np.log(ratios))):.2f}x, "
               f"best {min(ratios):.2f}x, worst {max(ratios):.2f}x")
     print("\n## details\n")
     for r in rows:
-        if r.get("replayed") and r.get("same") and not r["error"]:
-            continue
-        print(f"### {r['name']}")
-        if r["runs"] and r["runs"][0].report is not None:
-            print(f"first run: {cell(r['runs'][0].report.summary(), 400)}")
-        for i, x in enumerate(r["runs"][1:], 2):
-            if x.report is not None and x.report.cache != "hit":
-                print(f"run {i}: cache={x.report.cache}; miss reasons:")
-                for m in dict.fromkeys(x.report.miss_reasons):
-                    print(f"  - {m}")
-        for i, diffs in r["diffs"]:
-            print(f"run {i} differs from NumPy:")
-            for d in diffs[:12]:
-                print(f"  - {d}")
-            if len(diffs) > 12:
-                print(f"  - ... {len(diffs) - 12} more")
-        if r["error"]:
-            print(f"error: {r['error']}")
-        if r["debug"]:
-            print(f"with JUPYTER_FUSE_DEBUG=1: {r['debug']}")
-        print()
+        if not (r.get("replayed") and r.get("third_replayed") and r.get("same") and not r["error"]):
+            details(r)
 
 
 if __name__ == "__main__":
