@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from . import fuse, plans
-from .fperrors import pending_errstate
+from .fperrors import errors_raise, pending_errstate
 from .ir import Node, describe_params, toposort
 from .report import Report
 
@@ -234,6 +234,16 @@ class Session:
         if missing:
             t0 = time.perf_counter()
             frame = toposort(missing, stop=values, views=True)
+            if not final and not errors and not errors_raise():  # live arrays this computes on the way, or
+                # one op past it, are stored too (not under np.errstate(...='raise'): an op raises where it runs): a sync
+                # every step of a loop would otherwise recompute the loop's state from the last flush each time
+                inside = set(frame)
+                extra = [n for n in dict.fromkeys(b.node for b in self._live_buffers()) if n not in values
+                         and n not in missing and (n in inside or n.kind == "op" and n.args and all(
+                             a in inside or a in values or a.kind != "op" for a in n.args))]
+                if extra:
+                    missing += extra
+                    frame = toposort(missing, stop=values, views=True)
             if self._printed < MAX_PRINTED:  # the printed graph: the cell's first evaluated values only
                 self.roots.extend(missing)  # (holding them holds their whole graphs)
                 self._printed += len(frame)

@@ -84,3 +84,19 @@ def test_arrays_eager_calls_made_are_not_kept_live_by_the_session(monkeypatch):
     exec(source, ref)
     np.testing.assert_allclose(ns["means"], ref["means"], rtol=1e-12)
     assert len(seen) >= 300 and max(seen) < 20, max(seen)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_a_sync_every_step_stores_the_loops_state(backend):
+    """`pd[I > x] = day` each step (an SIR model) computes I there: S, rebound from S and values computed
+    on the way, is stored too, or every later step's kernel recomputed S from the first (kernels grew by
+    an op a step: quadratic)."""
+    source = ("S, I = N - I0, I0\nfor day in range(40):\n    new = 0.3 * S * I / N\n"
+              "    S, I = S - new, I + new - 0.1 * I\n    pd[I > 0.5] = day\n")
+    ns = {"np": np, "N": 1000.0, "I0": np.linspace(1.0, 5.0, 7), "pd": np.zeros(7, int)}
+    ref = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in ns.items()}
+    r = jupyter_fuse.run_cell(source, ns, backend=backend, cache=False)
+    exec(source, ref)
+    for name in ("S", "I", "pd"):
+        np.testing.assert_allclose(ns[name], ref[name], rtol=1e-12)
+    assert max(len(k["ops"]) for k in r.kernel_list) <= 12
