@@ -965,7 +965,8 @@ def time_limit(seconds: float):
         raise RunTimeout(f"the run took longer than {seconds:g} s (--timeout)")
 
     old = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # again every 5 s: an exception raised inside a ctypes callback (numba/llvmlite) is only printed
+    signal.setitimer(signal.ITIMER_REAL, seconds, 5.0)
     try:
         yield
     finally:
