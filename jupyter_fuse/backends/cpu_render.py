@@ -20,12 +20,17 @@ A sample, ``y = np.sin(x) ** 2 + c`` with ``x`` float64[n] and ``c`` a float
 
 Reduce kernels loop over output elements (rows), with one inner loop per stage
 over the reduced axes; a full reduction splits its first axis into chunks run
-in parallel and combines their partial results.
+in parallel and combines their partial results. Float sums, means and variances
+are NumPy's to the bit where NumPy's order is known (``_pairwise_plan``): the
+operand's values go through a small buffer into NumPy's pairwise summation
+(``pw_*``, compiled once and shared by the kernels), a full reduction's subtrees
+in parallel.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -202,6 +207,177 @@ for _name, _cmp, _nan in [("max_f", ">", "a"), ("min_f", "<", "a"), ("fmax_f", "
 def {_name}(a, b):
     return a if (a {_cmp} b or {_nan} != {_nan}) else b
 """
+
+# -- NumPy's pairwise summation, shared by the kernels -----------------------------------
+# numpy/_core/src/umath/loops_utils.h.src, pairwise_sum: a run of n elements is summed as a tree, split at
+# n2 = n // 2 rounded down to a multiple of 8, down to leaves of at most 128 elements (PW_BLOCKSIZE) summed
+# with 8 accumulators (see _pairwise_plan for where NumPy sums so). A kernel stores its operand's values in
+# a buffer and calls these; unlike HELPERS they are compiled once (numba caches them next to this file) as C
+# functions, which a kernel calls by symbol (numba's ExternalFunction): linked into every kernel, and
+# optimized again there by LLVM, they cost each kernel ~0.3 s more compiling. Only ``pw_leaf`` (a row of at
+# most 128 elements: one leaf) is a numba function linked into the kernel, where a call per row costs more
+# than the row's sum. Plain Python here; numba's versions are made when a kernel module first imports one
+# of PAIRWISE (``__getattr__``). Measured (2 cores): render + compile of a reduce kernel grows by 0.1-0.5 s.
+
+def _pw_leaf(p, o, n):
+    """NumPy's sum of a leaf, ``p[o:o + n]`` (1 <= n <= 128): 8 accumulators, then the rest one by one;
+    below 8, one by one from -0.0 (``-0.0 + p[o]`` is ``p[o]``). ``p`` is an array or a pointer; unsigned
+    indices: numba then adds no wraparound checks, and LLVM vectorizes the accumulators."""
+    if n < 8:
+        res = p[np.uint64(o)]
+        for i in range(o + 1, o + n):
+            res += p[np.uint64(i)]
+        return res
+    r0 = p[np.uint64(o)]
+    r1 = p[np.uint64(o + 1)]
+    r2 = p[np.uint64(o + 2)]
+    r3 = p[np.uint64(o + 3)]
+    r4 = p[np.uint64(o + 4)]
+    r5 = p[np.uint64(o + 5)]
+    r6 = p[np.uint64(o + 6)]
+    r7 = p[np.uint64(o + 7)]
+    m = o + n - n % 8
+    for i in range(o + 8, m, 8):
+        r0 += p[np.uint64(i)]
+        r1 += p[np.uint64(i + 1)]
+        r2 += p[np.uint64(i + 2)]
+        r3 += p[np.uint64(i + 3)]
+        r4 += p[np.uint64(i + 4)]
+        r5 += p[np.uint64(i + 5)]
+        r6 += p[np.uint64(i + 6)]
+        r7 += p[np.uint64(i + 7)]
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(m, o + n):
+        res += p[np.uint64(i)]
+    return res
+
+
+def _pw_sum(p, o, n):
+    """NumPy's pairwise_sum of ``p[o:o + n]`` (n >= 1): a leaf, or the tree (a leaf inlined here: a call
+    costs a short row more than its sum)."""
+    if n <= 128:
+        return _jit_leaf(p, o, n)  # noqa: F821 (numba's versions: _jit())
+    return _jit_tree(p, o, n)  # noqa: F821
+
+
+def _pw_tree(p, o, n):
+    """NumPy's pairwise_sum of ``p[o:o + n]``, recursively (numba's ``_jit_tree`` calls itself)."""
+    if n <= 128:
+        return _jit_leaf(p, o, n)  # noqa: F821
+    h = n // 2
+    h -= h % 8
+    return _jit_tree(p, o, h) + _jit_tree(p, o + h, n - h)  # noqa: F821
+
+
+def _pw_run(p, o, n, chunk, acc):
+    """``acc`` plus NumPy's pairwise sums of ``p[o:o + n]``, one per ``chunk`` of it (NumPy's buffer when
+    it casts; else n or more), added in turn."""
+    for c0 in range(o, o + n, chunk):
+        acc = acc + _jit_sum(p, c0, min(chunk, o + n - c0))  # noqa: F821
+    return acc
+
+
+def _pw_nodes(starts, merges, n, chunk, limit):
+    """NumPy's pairwise trees over ``n`` elements, one tree per ``chunk`` of them (chunk >= 1), split until
+    a node holds at most ``limit``: in ``starts`` the nodes' first elements left to right, then ``n``; in
+    ``merges`` how many pairs of sums to add after each node's own, ``-1 - that`` where it completes a tree
+    (``_pw_fold``). Returns how many nodes: at most n // (limit // 2 - 8) + n // chunk + 2 (a split node's
+    halves hold more than limit / 2 - 8)."""
+    stack = np.empty((130, 4), np.int64)  # per pending node: first element, size, merges after it, last of its tree
+    k = 0
+    for c0 in range(0, n, chunk):
+        stack[0, 0] = c0
+        stack[0, 1] = min(chunk, n - c0)
+        stack[0, 2] = 0
+        stack[0, 3] = 1
+        sp = 1
+        while sp:
+            sp -= 1
+            lo = stack[sp, 0]
+            m = stack[sp, 1]
+            r = stack[sp, 2]
+            if m <= limit:
+                starts[k] = lo
+                merges[k] = -1 - r if stack[sp, 3] else r
+                k += 1
+            else:
+                h = m // 2
+                h -= h % 8
+                stack[sp, 0] = lo + h  # the right half (its last node completes this one too), after
+                stack[sp, 1] = m - h
+                stack[sp, 2] = r + 1
+                stack[sp + 1, 0] = lo  # the left half
+                stack[sp + 1, 1] = h
+                stack[sp + 1, 2] = 0
+                stack[sp + 1, 3] = 0
+                sp += 2
+    starts[k] = n
+    return k
+
+
+def _pw_fold(vals, o, merges, n, acc):
+    """``acc`` plus NumPy's pairwise trees whose nodes' sums are ``vals[o:o + n]`` (``_pw_nodes``' order
+    and merges), one tree after the other. The stack of pending sums is ``vals`` itself (at most k + 1 of
+    them at node k): ``vals`` is spent."""
+    sp = o
+    for k in range(n):
+        vals[sp] = vals[o + k]
+        sp += 1
+        m = merges[k]
+        for _ in range(m if m >= 0 else -1 - m):
+            sp -= 1
+            vals[sp - 1] = vals[sp - 1] + vals[sp]
+        if m < 0:
+            sp -= 1
+            acc = acc + vals[sp]
+    return acc
+
+
+# what a kernel imports: C functions, by the dtype of their values (buffers as pointers: ``b.ctypes``)
+PAIRWISE = ("pw_leaf", "pw_nodes") + tuple(f"pw_{f}_{t}" for f in ("sum", "run", "fold") for t in ("float32", "float64"))
+PW_BLOCK = 4096  # the most elements a full reduction's block holds: one pw_sum call (32 KiB of float64)
+_JIT_LOCK = threading.Lock()
+
+
+def _jit(name: str) -> Any:
+    """numba's C function ``name`` (compiled, or loaded from numba's cache), its symbol registered for the
+    kernels that call it (they pass their buffers as pointers, ``b.ctypes``)."""
+    import llvmlite.binding as llvm
+    from numba import cfunc, njit, types
+
+    g = globals()
+    if "_jit_sum" not in g:  # (not cached: only a C function being compiled calls them)
+        jit = njit(error_model="numpy")
+        g["_jit_leaf"], g["_jit_tree"], g["_jit_sum"] = jit(_pw_leaf), jit(_pw_tree), jit(_pw_sum)
+        g["_jit_run"] = jit(_pw_run)
+        g["_jit_nodes"], g["_jit_fold"] = jit(_pw_nodes), jit(_pw_fold)
+    if name == "pw_leaf":  # (a numba function, not a C one: the kernel inlines it)
+        return njit(cache=True, error_model="numpy")(_pw_leaf)
+    i64, ptr = types.int64, types.CPointer
+    f = getattr(types, name.rsplit("_", 1)[1]) if name != "pw_nodes" else None
+    if name == "pw_nodes":
+        fn, sig = (lambda s, m, n, chunk, limit: _jit_nodes(s, m, n, chunk, limit)), i64(ptr(i64), ptr(i64), i64, i64, i64)  # noqa: F821
+    elif name.startswith("pw_sum"):
+        fn, sig = (lambda p, o, n: _jit_sum(p, o, n)), f(ptr(f), i64, i64)  # noqa: F821
+    elif name.startswith("pw_run"):
+        fn, sig = (lambda p, o, n, chunk, acc: _jit_run(p, o, n, chunk, acc)), f(ptr(f), i64, i64, i64, f)  # noqa: F821
+    else:
+        fn, sig = (lambda v, o, m, n, acc: _jit_fold(v, o, m, n, acc)), f(ptr(f), i64, ptr(i64), i64, f)  # noqa: F821
+    fn.__name__ = fn.__qualname__ = f"_c_{name}"  # (numba's cache tells them apart by name)
+    symbol = f"jupyter_fuse_{name}"
+    llvm.add_symbol(symbol, cfunc(sig, cache=True)(fn).address)
+    return types.ExternalFunction(symbol, sig)
+
+
+def __getattr__(name: str) -> Any:
+    """The pairwise helpers a kernel imports (PAIRWISE), made when one is first asked for (numba is
+    imported only then)."""
+    if name not in PAIRWISE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _JIT_LOCK:
+        if name not in globals():
+            globals()[name] = _jit(name)
+        return globals()[name]
 
 
 def _cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
@@ -453,10 +629,12 @@ def render(kernel: Kernel) -> Rendered:
     if full:
         args.append("nthreads")
     sig = ", ".join(args)
-    helpers = "".join(HELPERS[h] for h in sorted(ctx.helpers))
+    helpers = "".join(HELPERS[h] for h in sorted(ctx.helpers) if h not in PAIRWISE)
+    shared = [h for h in PAIRWISE if h in ctx.helpers]  # (NumPy's pairwise summation)
     fn_body = "\n".join("    " + ln for ln in body)
     source = (
-        "import numpy as np\nfrom numba import njit, prange\n" + helpers
+        "import numpy as np\nfrom numba import njit, prange\n"
+        + (f"from {__name__} import {', '.join(shared)}\n" if shared else "") + helpers
         # two functions, not two dispatchers of one: numba's disk cache keys by function name
         + f"\n\ndef _kernel_par({sig}):\n{fn_body}\n"
         + f"\n\ndef _kernel_seq({sig}):\n{fn_body}\n"
@@ -668,7 +846,7 @@ def _loops(nd: int, inner: list[str], lines: list[str]) -> list[str]:
 
 # -- reductions ------------------------------------------------------------------------
 
-F64, I64 = np.dtype(np.float64), np.dtype(np.int64)
+F64, I64, F32 = np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.float32)
 
 
 def _work_dtype(node: Node) -> np.dtype:
@@ -735,6 +913,65 @@ def _combine(node: Node, acc: str, v: str, idx: str, src: np.dtype) -> list[str]
     return [f"if {cond}:", f"    {acc} = {v}", f"    {acc}_i = {idx}"]
 
 
+def _pw_dtype(node: Node) -> np.dtype:
+    """The dtype NumPy's add.reduce runs in for a float sum, mean, var or std: the result's (a mean's,
+    var's, std's work dtype)."""
+    return node.dtype if node.op == "sum" else _work_dtype(node)
+
+
+def _pw_div(acc: str, n: str, w: np.dtype) -> str:
+    """NumPy's ``sum / count`` for a mean or variance: its count is an intp, so a float32 sum is divided
+    in float64 and rounded (``true_divide(..., casting='unsafe')``, or ``float32(s / intp)``)."""
+    if w == F64:
+        return f"({acc} / np.float64({n}))"
+    return _cast(f"(np.float64({acc}) / np.float64({n}))", F64, w)
+
+
+def _pairwise_plan(k: Kernel, reds: list[Node]) -> dict[Node, int]:
+    """The reductions rendered in NumPy's summation order, each with the length of its trees (0: one tree
+    per run; NumPy's buffer size where NumPy casts the operand through its buffer).
+
+    NumPy's add.reduce (checked bit for bit against NumPy 2.4 by tests/backends/test_pairwise.py) starts
+    each output at 0 and adds ``pairwise_sum`` of each inner-loop run to it. Its iterator removes size-1
+    axes and coalesces contiguous ones, so for an operand laid out in C order (NumPy reduces in memory order;
+    the tracer already presents a transposed or Fortran-ordered operand, and an op's result, in that order)
+    a run is the trailing reduced axes (all of them for a full reduction) and each index of the reduced axes
+    before them adds one run, one after the other (``sum(axis=0)`` is a sequential sum). A cast (an int mean,
+    a float32 sum in float64) goes through a buffer: one tree per 8192 elements of a run, added in turn.
+    Left in today's order (float64 accumulators, threads splitting the first axis): an operand NumPy
+    iterates otherwise, as for a strided view reduced over more than one run (its buffered iterator groups
+    rows by sizes of its own), a reduction in a kernel whose stage already has one in another chunking,
+    and every other reduction (prod, max, ...: exact in any order, or NumPy's is sequential)."""
+    space, axes = k.shape, tuple(sorted(k.axes))
+    if not axes:
+        return {}
+    nd = len(space)
+    big = [d for d in range(nd) if space[d] != 1]
+    run = [d for d in axes if all(e in axes or space[e] == 1 for e in range(d + 1, nd))]
+    run_big = [d for d in run if space[d] != 1]
+    seq_big = [d for d in axes if d not in run and space[d] != 1]
+    if len(axes) == nd and not run_big:  # (a full reduction of one element)
+        return {}
+    plan: dict[Node, int] = {}
+    for r in reds:
+        if r.op not in ("sum", "mean", "var", "std") or r.dtype not in (F32, F64):
+            continue
+        w = _pw_dtype(r)
+        x = r.args[0]
+        if len(big) > 1 and not views.c_contiguous(space, views.ghost(x.dtype, x.shape, x.layout).strides,
+                                                   x.dtype.itemsize):
+            # a strided view: NumPy's order is ours in C order, row by row or element by element
+            strides = [abs(s) for d, s in enumerate(views.ghost(x.dtype, x.shape, x.layout).strides) if d in big]
+            if any(a <= b for a, b in zip(strides, strides[1:])) or (seq_big and run_big) or len(run_big) > 1:
+                continue
+        plan[r] = 0 if x.dtype == w else np.getbufsize()
+    first: dict[int, int] = {}  # one leaf structure per pass over a stage
+    for r in list(plan):
+        if first.setdefault(k.stage.get(r, 0), plan[r]) != plan[r]:
+            del plan[r]
+    return plan
+
+
 def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     k = ctx.kernel
     for r in k.nodes:  # var(dtype=int): NumPy's mean, deviations and squares wrap in that integer dtype
@@ -754,6 +991,11 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     scratch = {n: f"sc{j}" for j, n in enumerate(
         n for n in pro if any(a.storage() is n and stage.get(m, 0) > stage.get(n, 0) for m in k.nodes for a in m.args))}
     ri = " + ".join(f"i{d}" + "".join(f" * s{e}" for e in axes[j + 1:]) for j, d in enumerate(axes)) or "0"
+    # NumPy's pairwise order (_pairwise_plan): a run is the trailing reduced axes, its values summed as
+    # NumPy's tree of them (a full reduction: the tree's subtrees of PW_BLOCK elements in parallel)
+    pw = _pairwise_plan(k, reds)
+    run = [d for d in sorted(axes) if all(e in axes or space[e] == 1 for e in range(d + 1, nd))]
+    run_big = [d for d in run if space[d] != 1]
 
     def flat_index(r: Node) -> str:
         axis = dict(r.params)["axis"]
@@ -787,8 +1029,14 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     def operand(r: Node, lines: list[str]) -> str:
         return _operand(ctx, r.args[0], space, var, lines)
 
-    def accumulate(pass_no: int, lines: list[str], st: int) -> None:
-        """One pass over the reduced axes: the stage's prologue, folded into its reductions."""
+    def target(r: Node, pass_no: int) -> str:
+        """A pairwise reduction's accumulator in this pass (a variance's first pass sums for its mean)."""
+        return acc_names[r] + ("_m" if r.op in ("var", "std") and pass_no == 0 else "")
+
+    def accumulate(pass_no: int, lines: list[str], st: int, pos: str | None = None) -> None:
+        """One pass over the reduced axes: the stage's prologue, folded into its reductions. A pairwise
+        reduction stores its value at ``pos`` of its leaf's buffer, or (no run to sum pairwise: element by
+        element, as NumPy adds them) adds it in its own dtype."""
         prologue(lines, write_outputs=pass_no == 0, st=st)
         for r in reds:
             if stage.get(r, 0) != st:
@@ -796,6 +1044,17 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             v = operand(r, lines)
             acc = acc_names[r]
             src_dt = r.args[0].dtype
+            if r in pw:
+                w = _pw_dtype(r)
+                if pass_no == 0:
+                    val = _cast(v, src_dt, w)
+                elif r.op in ("var", "std"):  # NumPy: square(x - mean), in the work dtype
+                    lines.append(f"{acc}_d = {_cast(v, src_dt, w)} - {acc}_mean")
+                    val = _result(f"{acc}_d * {acc}_d", w, w)
+                else:
+                    continue
+                lines.append(f"{target(r, pass_no)} += {val}" if pos is None else f"{acc}_b[{pos}] = {val}")
+                continue
             if r.op in ("var", "std"):
                 if pass_no == 0:
                     lines.append(f"{acc}_m += np.float64({v})")
@@ -812,20 +1071,32 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
 
     acc_names = {r: f"a{j}" for j, r in enumerate(reds)}
 
-    def inits(lines: list[str], pass_no: int, st: int = 0) -> None:
+    def inits(lines: list[str], pass_no: int, st: int = 0, pairwise: bool = True) -> None:
         for r in reds:
-            if stage.get(r, 0) != st:
+            if stage.get(r, 0) != st or r in pw and not pairwise:
                 continue
             acc = acc_names[r]
-            if r.op in ("var", "std"):
+            if r in pw:
+                if pass_no == 0 or r.op in ("var", "std"):
+                    lines.append(f"{target(r, pass_no)} = {_cast('0', I64, _pw_dtype(r))}")
+            elif r.op in ("var", "std"):
                 lines.append(f"{acc}_m = 0.0" if pass_no == 0 else f"{acc} = 0.0")
             elif pass_no == 0:
                 lines.append(f"{acc} = {_init(r, _acc_dtype(r))}")
                 if r.op in ("argmax", "argmin"):
                     lines.append(f"{acc}_i = 0")
 
+    def mean(lines: list[str], st: int) -> None:
+        """A variance's mean, between its two passes."""
+        for r in reds:
+            if r.op in ("var", "std") and stage.get(r, 0) == st:
+                acc = acc_names[r]
+                lines.append(f"{acc}_mean = {_pw_div(acc + '_m', n_expr, _pw_dtype(r))}" if r in pw
+                             else f"{acc}_mean = {_mean_expr(r, acc, axes)}")
+
+    n_expr = "*".join(f"s{d}" for d in axes) or "1"
+
     def finals(lines: list[str], st: int = 0) -> None:
-        n_expr = "*".join(f"s{d}" for d in axes) or "1"
         for r in reds:
             if stage.get(r, 0) != st:
                 continue
@@ -833,9 +1104,18 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             res = f"{acc}_i" if r.op in ("argmax", "argmin") else acc
             w = _work_dtype(r)
             src = np.dtype(np.int64) if r.op in ("argmax", "argmin") else _acc_dtype(r)
-            if r.op == "mean":  # NumPy: the sum in the result dtype, divided by the count
+            if r in pw:
+                w = src = _pw_dtype(r)
+                if r.op == "mean":
+                    res = _pw_div(acc, n_expr, w)
+                elif r.op in ("var", "std"):
+                    ddof = dict(r.params).get("ddof") or 0
+                    res = _pw_div(acc, f"max(({n_expr}) - {ddof}, 0)", w)
+                    if r.op == "std":
+                        res = _result(f"np.sqrt({res})", w, w)
+            elif r.op == "mean":  # NumPy: the sum in the result dtype, divided by the count
                 res, src = f"({_cast(acc, F64, w)} / {_cast(n_expr, I64, w)})", w
-            if r.op in ("var", "std"):
+            elif r.op in ("var", "std"):
                 ddof = dict(r.params).get("ddof") or 0
                 res, src = f"({_cast(acc, F64, w)} / {_cast(f'max(({n_expr}) - {ddof}, 0)', I64, w)})", w
                 if r.op == "std":
@@ -852,36 +1132,157 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             out.append("    " * j + f"for i{d} in {rng}({rng_args}):")
         return out + ["    " * len(dims) + ln for ln in body]
 
+    # -- NumPy's pairwise order --------------------------------------------------------------
+    def pw_reds(pass_no: int, st: int) -> list[Node]:
+        return [r for r in reds if r in pw and stage.get(r, 0) == st and (pass_no == 0 or r.op in ("var", "std"))]
+
+    def tree_length(pass_no: int, st: int) -> int:
+        return pw[pw_reds(pass_no, st)[0]] if pass_no == 0 else 0  # (a variance's squares are no cast)
+
+    def block(pass_no: int, st: int) -> list[str]:
+        """The elements ``qa`` to ``qe`` of a run (a node of its pairwise tree): the fused prologue at their
+        indices, their values into the pairwise reductions' buffers (``{acc}_b``)."""
+        body = [f"i{d} = 0" for d in run if space[d] == 1]
+        if len(run_big) == 1:
+            d = run_big[0]
+            inner: list[str] = []
+            accumulate(pass_no, inner, st, f"np.uint64(i{d} - qa)")
+            return body + [f"for i{d} in range(qa, qe):"] + ["    " + ln for ln in inner]
+        # a run over several axes: the block's first index decomposed, then its rows' segments in turn
+        *hi, last = run_big
+        inner = []
+        accumulate(pass_no, inner, st, f"np.uint64(qp + i{last} - qj)")
+        body += ["qr = qa", f"qj = qr % s{last}", f"qr //= s{last}"]
+        for d in reversed(hi[1:]):
+            body += [f"i{d} = qr % s{d}", f"qr //= s{d}"]
+        body += [f"i{hi[0]} = qr", "qp = 0", "qn = qe - qa", "while qp < qn:",
+                 f"    qg = min(qn - qp, s{last} - qj)", f"    for i{last} in range(qj, qj + qg):"]
+        body += ["        " + ln for ln in inner]
+        body += ["    qp += qg", "    qj = 0"]
+        ind = "    "
+        for j, d in enumerate(reversed(hi)):  # the next row: carry into the axes before
+            body.append(f"{ind}i{d} += 1")
+            if j < len(hi) - 1:
+                body += [f"{ind}if i{d} == s{d}:", f"{ind}    i{d} = 0"]
+                ind += "    "
+        return body
+
+    def chunk_expr(n: int) -> str:
+        return f"np.int64({n})" if n else "max(pl, 1)"
+
+    def pw_call(fn: str, r: Node) -> str:
+        name = f"pw_{fn}_{_pw_dtype(r).name}"
+        ctx.helpers.add(name)
+        return name
+
+    n_run = "*".join(f"s{d}" for d in run_big) or "1"
     red_dims = list(axes)
     lines: list[str] = []
     if not full:
+        # (the kernel's shape is fixed: a run of fewer than 8 elements NumPy adds one by one, as today's loop
+        # does when no reduced axis comes before it; one of at most 128 is one leaf, summed in the kernel)
+        n_static = math.prod(space[d] for d in run_big)
+        seq_big = [d for d in red_dims if d not in run and space[d] != 1]
+        tree = bool(run_big) and bool(pw) and (n_static >= 8 or bool(seq_big))
         # per output element (one row for a softmax): each stage is a pass over the reduced axes
-        body: list[str] = [f"{buf} = np.empty({'*'.join(f's{d}' for d in axes)}, np.{n.dtype.name})"
-                           for n, buf in scratch.items()]
+        seq_dims = [d for d in red_dims if d not in run]
+        run_index = " + ".join(f"i{d}" + "".join(f" * s{e}" for e in run_big[j + 1:]) for j, d in enumerate(run_big))
+
+        def sweep(pass_no: int, st: int) -> list[str]:
+            acc: list[str] = []
+            sw = pw_reds(pass_no, st)
+            if not (sw and tree):
+                accumulate(pass_no, acc, st)
+                return loops(red_dims, acc, False)
+            # the run's values into the chunk's buffer, then their pairwise sums (per tree) added
+            accumulate(pass_no, acc, st, f"np.uint64(qo + {run_index})")
+            acc = [f"i{d} = 0" for d in run if space[d] == 1] + loops(run_big, acc, False)
+            for r in sw:
+                t, b = target(r, pass_no), f"{acc_names[r]}_b"
+                if n_static <= 128:  # one leaf: numba's pw_leaf, compiled into the kernel (a call costs more)
+                    ctx.helpers.add("pw_leaf")
+                    acc.append(f"{t} = {t} + pw_leaf({b}, qo, pl)")
+                else:
+                    acc.append(f"{t} = {pw_call('run', r)}({b}.ctypes, qo, pl, {chunk_expr(tree_length(pass_no, st))}, {t})")
+            return loops(seq_dims, acc, False)
+
+        body: list[str] = []
         for st in stages:
             inits(body, 0, st)
-            acc1: list[str] = []
-            accumulate(0, acc1, st)
-            body += loops(red_dims, acc1, False)
+            body += sweep(0, st)
             if any(r.op in ("var", "std") and stage.get(r, 0) == st for r in reds):
-                for r in reds:
-                    if r.op in ("var", "std") and stage.get(r, 0) == st:
-                        body.append(f"{acc_names[r]}_mean = {_mean_expr(r, acc_names[r], axes)}")
+                mean(body, st)
                 inits(body, 1, st)
-                acc2: list[str] = []
-                accumulate(1, acc2, st)
-                body += loops(red_dims, acc2, False)
+                body += sweep(1, st)
             finals(body, st)
             _epilogue(ctx, [n for n in epi if stage.get(n, 0) == st], body, k, axes, var, write=False)
         _epilogue(ctx, [], body, k, axes, var)
-        if not scratch:
+        allocs = [f"{buf} = np.empty({'*'.join(f's{d}' for d in axes)}, np.{n.dtype.name})" for n, buf in scratch.items()]
+        if not allocs and not tree:
             return loops(outer, body, True), False
-        # rows in chunks, one scratch allocation per chunk rather than per row
+        # rows in chunks, one allocation of scratch buffers per chunk rather than per row
         o0 = outer[0]
-        alloc, rest = body[:len(scratch)], body[len(scratch):]
-        inner = loops(outer, rest, False, {o0: (f"(c * s{o0}) // nch", f"((c + 1) * s{o0}) // nch")})
-        return ([f"nch = max(1, min(4 * nthreads, s{o0}))", "for c in prange(nch):"]
-                + ["    " + ln for ln in alloc + inner]), True
+        lines.append(f"nch = max(1, min(4 * nthreads, s{o0}))")
+        if tree:  # one run's values per chunk (NumPy's own temporary, where the operand is an expression)
+            lines += [f"pl = {n_run}"] + [f"{acc_names[r]}_b = np.empty(nch * pl, np.{_pw_dtype(r).name})" for r in pw]
+            allocs.append("qo = c * pl")  # (allocated here, not in the threads: numba compiles that faster)
+        inner = loops(outer, body, False, {o0: (f"(c * s{o0}) // nch", f"((c + 1) * s{o0}) // nch")})
+        return lines + ["for c in prange(nch):"] + ["    " + ln for ln in allocs + inner], True
+    if pw:  # a full reduction in NumPy's order: blocks (subtrees of its pairwise trees) in parallel, then the top
+        ctx.helpers.add("pw_nodes")
+        lines += [f"pl = {n_run}", f"pwb = np.int64({PW_BLOCK})", "pz = np.int64(0)"]
+
+        def blocks(pass_no: int) -> list[str]:
+            rs = [r for r in reds if pass_no == 0 or r.op in ("var", "std")]
+            b = f"b{pass_no}"
+            out = [f"pch = {chunk_expr(tree_length(pass_no, 0))}",
+                   f"{b}st = np.empty(pl // (pwb // 2 - 8) + pl // pch + 3, np.int64)",  # (pw_nodes' most)
+                   f"{b}mg = np.empty(pl // (pwb // 2 - 8) + pl // pch + 3, np.int64)",
+                   f"nch = pw_nodes({b}st.ctypes, {b}mg.ctypes, pl, pch, pwb)"]
+            for r in rs:
+                acc = acc_names[r]
+                accd = _pw_dtype(r) if r in pw else F64 if r.op in ("var", "std") else _acc_dtype(r)
+                out.append(f"{acc}_p = np.empty(max(nch, 1), np.{accd.name})")
+                if r.op in ("argmax", "argmin"):
+                    out.append(f"{acc}_pi = np.zeros(max(nch, 1), np.int64)")
+            body = [f"qa = {b}st[c]", f"qe = {b}st[c + 1]"]
+            body += [f"{acc_names[r]}_b = np.empty(qe - qa, np.{_pw_dtype(r).name})" for r in pw_reds(pass_no, 0)]
+            inits(body, pass_no, pairwise=False)  # (a pairwise one sums its block's values)
+            body += block(pass_no, 0)
+            for r in rs:
+                acc = acc_names[r]
+                if r in pw:
+                    body.append(f"{acc}_p[c] = {pw_call('sum', r)}({acc}_b.ctypes, pz, qe - qa)")
+                else:
+                    body.append(f"{acc}_p[c] = {acc}_m" if r.op in ("var", "std") and pass_no == 0 else f"{acc}_p[c] = {acc}")
+                    if r.op in ("argmax", "argmin"):
+                        body.append(f"{acc}_pi[c] = {acc}_i")
+            out += ["for c in prange(nch):"] + ["    " + ln for ln in body]
+            inits(out, pass_no)
+            for r in rs:
+                acc = acc_names[r]
+                if r in pw:
+                    t = target(r, pass_no)
+                    out.append(f"{t} = {pw_call('fold', r)}({acc}_p.ctypes, pz, {b}mg.ctypes, nch, {t})")
+                elif r.op in ("var", "std"):
+                    out.append(f"{acc}{'_m' if pass_no == 0 else ''} = {acc}_p.sum()")
+                else:
+                    st_ = _combine(r, acc, f"{acc}_p[c]", f"{acc}_pi[c]", r.args[0].dtype if r.op in ("argmax", "argmin") else _acc_dtype(r))
+                    if r.op in ("sum", "mean"):
+                        st_ = [f"{acc} += {acc}_p[c]"]
+                    elif r.op == "prod":
+                        st_ = [f"{acc} *= {acc}_p[c]"]
+                    out += ["for c in range(nch):"] + ["    " + s for s in st_]
+            if pass_no == 0:
+                mean(out, 0)
+            return out
+
+        lines += blocks(0)
+        if any(r.op in ("var", "std") for r in reds):
+            lines += blocks(1)
+        finals(lines)
+        _epilogue(ctx, epi, lines, k, axes, var)
+        return lines, True
     # a full reduction: chunks of the first reduced axis run in parallel, then combine
     a0 = red_dims[0]
     lines.append(f"nch = max(1, min(nthreads, s{a0}))")
@@ -894,7 +1295,7 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     bounds = {a0: (f"(c * s{a0}) // nch", f"((c + 1) * s{a0}) // nch")}
     chunk: list[str] = []
     inits(chunk, 0)
-    acc1 = []
+    acc1: list[str] = []
     accumulate(0, acc1, 0)
     chunk += loops(red_dims, acc1, False, bounds)
     for r in reds:
