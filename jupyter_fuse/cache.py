@@ -30,7 +30,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import fmt, guards, program, views
+from . import fmt, fstrings, guards, lazyrandom, program, views
 from .fperrors import errors_raise
 from .backends import compiler
 from .backends.numpy import resolve as resolve_value  # (a view of available storage, computed)
@@ -70,6 +70,7 @@ class Tape:
         self._claimed: int | None = None
         self.eager_nodes: set = set()  # inputs an eager call's step binds
         self.random = False  # a step draws from NumPy's global generator (a replay saves its state)
+        self.formats: list[tuple] = []  # f-string pieces formatted since the last print (on_format)
 
     def unreplayable(self, reason: str) -> None:
         if reason not in self.reasons:
@@ -121,13 +122,37 @@ class Tape:
         array it writes into, ``result`` binds what it returns; ``static`` is its report entry."""
         if result is None:
             return  # (the recipe said why: unreplayable)
-        owner = getattr(func, "__self__", None)
+        owner = getattr(func, "__self__", None)  # (a generator's method: lazyrandom saves its state)
         if isinstance(owner, (np.random.RandomState, np.random.Generator)) or \
                 str(getattr(func, "__module__", None) or "").startswith("numpy.random"):
             self.random = True
         self.steps.append(("call", func, recipe, mut, result, static, self.s.line()))
 
-    def on_print(self, items: list, sep: str, end: str) -> None:
+    def on_format(self, code: Any, where: tuple[int, int, int], text: str, spec: str) -> None:
+        """The sync just recorded formatted a piece of an f-string that goes straight into ``print``
+        (``fstrings``): the print may take its value in place of the check (``on_print``)."""
+        step = self.steps[-1]
+        if step[0] == "sync":
+            self.formats.append((id(code), *where, step, text, spec))
+
+    def on_print(self, items: list, sep: str, end: str, call: tuple[int, int] | None = None,
+                 texts: dict[int, str] | None = None) -> None:
+        """``print`` wrote ``items``; ``texts`` (argument position -> its string) and ``call`` (id of the
+        code, offset) find f-strings whose lazy pieces it formats again on a replay, uncompared."""
+        pieces = [f for f in self.formats if call is not None and f[0] == call[0] and f[1] <= call[1] < f[2]]
+        self.formats = []
+        done = []
+        for j, text in (texts or {}).items():
+            mine = [f for f in pieces if f[3] == j]  # (code, first, after, argument, sync step, text, spec)
+            parts = fstrings.template(text, [(f[4][1], f[4][2], f[6], f[5]) for f in mine]) if mine else None
+            if parts is not None:
+                items[j] = ("fstr", parts)
+                done += [f[4] for f in mine]
+        for step in reversed(done):  # the syncs they replace: a replay prints the new value instead
+            for k in range(len(self.steps) - 1, -1, -1):
+                if self.steps[k] is step:
+                    del self.steps[k]
+                    break
         self.steps.append(("print", items, sep, end, self.s.line()))
 
     # -- finalize's effects ----------------------------------------------------------------
@@ -186,6 +211,8 @@ class Tape:
                        "graph_truncated": r.graph_truncated,
                        "breaks": list(r.breaks), "fallbacks": list(r.fallbacks)})
         entry.modules, entry.random = tuple(self.modules.items()), self.random
+        entry.generators = tuple((g._handle, g._handle.path) for g in self.s.generators.values()
+                                 if g._handle.path is not None)
         return entry
 
 
@@ -224,6 +251,9 @@ class _Recipes:
             return ("lazy", self._id(x), self.buffers[id(x._buf)], x._chain, x.scalar, x._writeable)
         if x is LazyArray:
             return ("obj", np.ndarray)
+        if isinstance(x, lazyrandom.LazyGenerator):  # found again where it was read, or made by the replay
+            path = x._handle.path
+            return ("ref", path) if path is not None else ("handle", x._handle)
         real = _real_numpy(x)
         if real is not None:
             return ("obj", real)
@@ -234,7 +264,7 @@ class _Recipes:
         if id(x) in self.building:  # a cycle: a function in its own closure, a class in its methods' `__class__`
             return ("made", self._id(x))
         if isinstance(x, (np.ufunc, type)) and guards._foreign(x if isinstance(x, type) else type(x)) \
-                or isinstance(x, type(np)) and guards._is_numpy(x):
+                or isinstance(x, (type(np), type(np.dot))) and guards._is_numpy(x):
             return ("obj", x)
         t = type(x)
         if t is list:
@@ -338,6 +368,7 @@ class Entry:
         self.hits = 0
         self.modules: tuple = ()  # (name, module) the cell binds: still what sys.modules holds?
         self.random = False  # a step draws from NumPy's global generator
+        self.generators: tuple = ()  # (handle, path): generators the cell reads by name (lazyrandom)
         self.program: Any = None  # the tape as a compiled program (program.py): None until tried, False: none
         self.program_error: str | None = None
         self.program_jobs: list = []  # its compiles in the background (backends/compiler.py), if any
@@ -372,15 +403,21 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any, compiled: bool =
         values[node] = root_of(resolve(user, path))
     host = _copier(entry, values, backend, report)
     state = np.random.get_state() if entry.random else None
+    drawn = []  # the generators the cell reads, and their states: a replay that fails restores them
+    for handle, path in entry.generators:
+        values[handle] = g = resolve(user, path)
+        drawn.append((g, _state(g)))
     try:
         printed = _run_tape(entry, values, backend, report, host, compiled)
     except BaseException:
         if state is not None:  # the cell is traced instead: it draws the same numbers again
             np.random.set_state(state)
+        for g, st in drawn:
+            _set_state(g, st)
         raise
     storage, writes = _results(entry, values, host)
     _, names, deleted, result = entry.effects
-    rebuild = _Rebuild(user, storage, getattr(backend, "apply_chain", views.apply_chain))
+    rebuild = _Rebuild(user, storage, getattr(backend, "apply_chain", views.apply_chain), values)
     new = [(k, rebuild.of(r)) for k, r in names]
     value = [rebuild.of(r) for r in result]
     rebuild.finish()
@@ -394,6 +431,17 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any, compiled: bool =
     if printed:
         sys.stdout.write("".join(printed))
     return value[0] if value else None
+
+
+def _state(g: Any) -> Any:
+    return g.get_state() if isinstance(g, np.random.RandomState) else g.bit_generator.state
+
+
+def _set_state(g: Any, state: Any) -> None:
+    if isinstance(g, np.random.RandomState):
+        g.set_state(state)
+    else:
+        g.bit_generator.state = state
 
 
 def _copier(entry: Entry, values: dict, backend: Any, report: Any) -> Any:
@@ -422,7 +470,7 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any, 
         prog = _program(entry, backend, report)
         if prog is not None:
             steps = prog.actions
-            report.program = prog.describe()
+            report.program = prog.text
         elif entry.program_jobs:
             report.program_note = "replayed kernel by kernel while numba compiles it as one program in the background"
         else:
@@ -465,6 +513,16 @@ def _step(step: tuple, values: dict, backend: Any, report: Any, host: Any, print
         for it in items:
             if it[0] == "text":
                 parts.append(it[1])
+            elif it[0] == "fstr":  # an f-string: its lazy pieces formatted anew
+                text = []
+                for p in it[1]:
+                    if p[0] == "text":
+                        text.append(p[1])
+                    else:
+                        v = resolve_value(p[1], values)
+                        v = v if host is None else host(v, _sync_cause("format()", line), line=line)
+                        text.append(format(v[()] if p[2] else v, p[3]))
+                parts.append("".join(text))
             else:
                 v = resolve_value(it[1], values)
                 v = v if host is None else host(v, _sync_cause("str()/print", line), line=line)
@@ -530,6 +588,8 @@ def _call(step: tuple, values: dict, report: Any) -> None:
         storage = values[storage_node] = np.array(resolve_value(src, values), copy=True, order="K")
         target = views.apply_chain(storage, chain)
     args, kwargs = _made(recipe, values, target)
+    if type(func) is tuple:  # ("method", handle, name): a draw from a generator of this replay's
+        func = getattr(values[func[1]], func[2])
     t0 = time.perf_counter()
     out = func(*args, **kwargs)
     elapsed = time.perf_counter() - t0
@@ -550,6 +610,8 @@ def _made(r: Any, values: dict, target: Any) -> Any:
         return r[1]
     if kind == "array":
         return r[1].copy()  # (the call may write into it)
+    if kind == "handle":
+        return values[r[1]]
     if kind == "tuple":
         return tuple(_made(p, values, target) for p in r[1])
     if kind == "list":
@@ -561,6 +623,9 @@ def _bind(r: tuple, out: Any, values: dict, line: int | None) -> None:
     """What the call returned, bound as the trace bound it; anything Python saw must be the same."""
     kind = r[0]
     if kind == "ignore":
+        return
+    if kind == "obj":  # a generator the call made (lazyrandom): later draws name it
+        values[r[1]] = out
         return
     if kind == "arr":
         _, node, chain, scalar, dtype, shape = r
@@ -627,8 +692,8 @@ def _results(entry: Entry, values: dict, host: Any) -> tuple[list[Any], list[tup
 class _Rebuild:
     """The values the cell leaves, rebuilt from their recipes (``_Recipes``) and the storage."""
 
-    def __init__(self, user: dict, storage: list[Any], apply_chain: Any) -> None:
-        self.user, self.storage, self.apply_chain = user, storage, apply_chain
+    def __init__(self, user: dict, storage: list[Any], apply_chain: Any, values: dict | None = None) -> None:
+        self.user, self.storage, self.apply_chain, self.values = user, storage, apply_chain, values or {}
         self.made: dict[Any, Any] = {}  # one object per lazy array / container, as the cell had
         self.fills: list[tuple[Any, tuple]] = []  # closure cells, filled once everything exists
 
@@ -638,6 +703,8 @@ class _Rebuild:
             return r[1]
         if kind == "ref":
             return resolve(self.user, r[1])
+        if kind == "handle":  # a generator this replay's calls made
+            return self.values[r[1]]
         if kind == "lazy":
             _, key, bi, chain, scalar, writeable = r
             if key in made:

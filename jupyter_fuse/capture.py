@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import buffers, views
+from . import buffers, lazyrandom, views
 from .guards import path_text
 from .ir import Node
 from .lazynp import LAZY_NUMPY, LazyModule, LazyUfunc
@@ -42,12 +42,20 @@ def wrap_value(s: Session, value: Any) -> Any:
             return value
     if type(value) in _CALLABLES:  # `from numpy import sin`, `from numpy.random import rand`
         return lazy_twin(value)
+    if type(value) in lazyrandom.GENERATORS:  # its draws are recorded calls
+        tape = s.tape
+        path = tape.rec.known.get(id(value)) if tape is not None else None
+        if tape is not None and path is None and id(value) not in s.generators:
+            tape.unreplayable(f"the cell made a {type(value).__name__} other than by np.random.default_rng(...) or "
+                              "np.random.RandomState(...): a replay could not make it again")
+        return lazyrandom.wrap(value, path, path_text(path) if path else "a generator")
     return value
 
 
-_CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType, np.ufunc)
+_CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType, np.ufunc,
+              type(np.dot))  # (NumPy's Python-level functions: _ArrayFunctionDispatcher)
 _TWINS: dict[int, Any] = {}  # id(a NumPy function) -> the lazy namespace's version (or itself)
-_TWIN_MODULES = ("", "random", "linalg", "fft")
+_TWIN_MODULES = ("", "random", "linalg", "fft", "lib.stride_tricks")
 
 
 def lazy_twin(f: Any) -> Any:
@@ -59,9 +67,11 @@ def lazy_twin(f: Any) -> Any:
         name = getattr(f, "__name__", None)
         if isinstance(name, str) and not name.startswith("_"):
             for sub in _TWIN_MODULES:
-                real = getattr(np, sub) if sub else np
+                real, lazy = np, LAZY_NUMPY
+                for part in sub.split(".") if sub else ():
+                    real, lazy = getattr(real, part), getattr(lazy, part)
                 if getattr(real, name, None) is f:
-                    got = getattr(getattr(LAZY_NUMPY, sub) if sub else LAZY_NUMPY, name)
+                    got = getattr(lazy, name)
                     break
         _TWINS[id(f)] = got
         _TWINS[id(got)] = got  # (keeps f's id ours: f is held by the numpy module)
@@ -223,8 +233,8 @@ def _recording_print(s: Session, real_print: Any) -> Any:
                 tape.unreplayable("print(file=...) writes to a file")
             return real_print(*args, sep=sep, end=end, file=file, flush=flush)
         sep, end = " " if sep is None else sep, "\n" if end is None else end
-        items, parts = [], []
-        for a in args:
+        items, parts, texts = [], [], {}
+        for j, a in enumerate(args):
             if isinstance(a, LazyArray):
                 node = a._current()  # (the node evaluated: afterwards the array holds a leaf for it)
                 value = a._value("str()/print")
@@ -234,7 +244,10 @@ def _recording_print(s: Session, real_print: Any) -> Any:
                 text = str(a)
                 items.append(("text", text))
                 parts.append(text)
-        tape.on_print(items, sep, end)
+                if type(a) is str:
+                    texts[j] = a
+        caller = sys._getframe(1)
+        tape.on_print(items, sep, end, (id(caller.f_code), caller.f_lasti), texts)
         out = sys.stdout
         out.write(sep.join(parts) + end)
         if flush:
@@ -439,6 +452,8 @@ def _real_numpy(x: Any) -> Any:
         return x._real
     if isinstance(x, LazyUfunc):
         return x._ufunc
+    if isinstance(x, lazyrandom.LazyGenerator):
+        return x._fuse_real
     if isinstance(x, types.FunctionType):
         return getattr(x, "_fuse_real", None)
     return None

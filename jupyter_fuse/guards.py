@@ -45,7 +45,8 @@ IMPURE_BUILTINS = frozenset({"exec", "eval", "compile", "open", "input", "__impo
                              "breakpoint", "exit", "quit", "help", "id", "setattr", "delattr", "memoryview"})
 # NumPy calls that change global state the replay does not restore
 STATEFUL_NUMPY = frozenset({"seterr", "errstate", "set_printoptions", "printoptions", "seterrcall", "setbufsize"})
-PURE_MODULES = frozenset({"math", "cmath", "operator", "builtins", "functools", "itertools", "typing", "numbers"})
+PURE_MODULES = frozenset({"math", "cmath", "operator", "builtins", "functools", "itertools", "typing", "numbers",
+                          "_functools", "_operator"})  # (functools.reduce's __module__ is _functools)
 
 
 def pure_module(name: str) -> bool:
@@ -230,6 +231,13 @@ class Recorder:
             if not _foreign(v):
                 raise Unguardable(f"class {v.__qualname__}, defined outside the cell: its code is not recorded")
             self._is(path, v, f"{text}: class {v.__qualname__} (same object)")
+            return
+        if t in (np.random.Generator, np.random.RandomState):
+            if depth:  # the cell's draws from it are recorded only when it reads it by name (capture)
+                raise Unguardable(f"{text} is a {t.__name__} inside a container or object: its draws are not "
+                                  "recorded; bind it to a name of its own")
+            self._is_type(path, t, text)  # a replay draws from whichever generator the name holds then
+            self.known.setdefault(id(v), path)
             return
         if depth >= MAX_DEPTH:
             raise Unguardable(f"{text} is nested more than {MAX_DEPTH} levels deep")

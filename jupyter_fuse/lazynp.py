@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from . import views
+from . import lazyrandom, views
 from .ops import UFUNC_REDUCE, UFUNCS
 from .session import active
 from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand,
@@ -27,7 +27,8 @@ from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise,
 # -- eager execution: the honest fallback -------------------------------------------
 
 def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str,
-               mutates: int | str | None = None, twin: str | None = None, quiet: bool = False) -> Any:
+               mutates: int | str | None = None, twin: str | None = None, quiet: bool = False,
+               method: tuple | None = None) -> Any:
     """Run ``func`` on real values; lazy arguments are computed first.
 
     ``mutates`` names the argument ``func`` writes into (a position, or ``"out"``):
@@ -40,7 +41,8 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
 
     Under the plan cache the call is a step of the tape (``cache.Tape.on_call``): a
     replay makes it again on the new values, so a random draw advances NumPy's
-    generator as the cell would.
+    generator as the cell would. ``method``: (handle, name) when ``func`` is a method of a
+    generator the cell holds (``lazyrandom``): a replay calls it on its own run's generator.
     """
     s = session()
     tape = s.tape if s.tape is not None and not s.tape.reasons else None
@@ -95,7 +97,8 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
         if out is None:
             out = _wrap_result(result, tape, s)
     if tape is not None and recipe is not None:
-        tape.on_call(func, recipe, mut, _result_recipe(result, out, sub, real_target, tape, what), static)
+        tape.on_call(func if method is None else ("method", *method), recipe, mut,
+                     _result_recipe(result, out, sub, real_target, tape, what), static)
     return out
 
 
@@ -105,6 +108,8 @@ def _call_recipe(x: Any, marks: dict, tape: Any) -> Any:
     make again (an object the recording does not see into), and the tape says why."""
     if isinstance(x, LazyArray):
         return marks[id(x)]
+    if isinstance(x, lazyrandom.LazyGenerator):
+        return ("handle", x._handle)
     t = type(x)
     if t is tuple:
         parts = [_call_recipe(i, marks, tape) for i in x]
@@ -131,11 +136,12 @@ def _result_recipe(r: Any, out: Any, sub: dict, real_target: Any, tape: Any, wha
         return ("ignore",)
     if any(r is v for v in sub.values()):
         return ("ignore",)
+    if isinstance(out, lazyrandom.LazyGenerator):
+        return ("obj", out._handle)  # a generator the call made: the replay's call makes its own
     if isinstance(out, LazyArray):
         node = out._buf.node
-        if node not in tape.eager_nodes:  # an existing buffer: the result views an array already there
-            tape.unreplayable(f"{what} returned a view of an array the cell already holds: not replayed yet")
-            return None
+        if node not in tape.eager_nodes:  # a view of an array the cell already holds (np.diag(A)): later
+            return ("ignore",)  # steps read it through that array's storage and the view's chain, as here
         arr = np.asarray(r)
         return ("arr", node, out._chain, out.scalar, arr.dtype, arr.shape)
     if isinstance(r, (tuple, list)) and isinstance(out, (tuple, list)) and len(r) == len(out):
@@ -233,6 +239,8 @@ def _collect(x: Any, out: list[LazyArray]) -> None:
 def _replace(x: Any, sub: dict[int, Any]) -> Any:
     if isinstance(x, LazyArray):
         return sub[id(x)]
+    if isinstance(x, lazyrandom.LazyGenerator):
+        return x._fuse_real
     if isinstance(x, tuple):
         return tuple(_replace(i, sub) for i in x)
     if isinstance(x, list):
@@ -257,6 +265,8 @@ def _wrap_result(r: Any, tape: Any = None, s: Any = None) -> Any:
             lz = wrap_array(s, arr, origin=False)
         lz.scalar = True
         return lz
+    if isinstance(r, lazyrandom.GENERATORS):
+        return lazyrandom.wrap(r, None, "a generator the cell made")
     if isinstance(r, tuple):
         return tuple(_wrap_result(i, tape, s) for i in r)
     if isinstance(r, list) and any(isinstance(i, np.ndarray) for i in r):
@@ -496,6 +506,16 @@ def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | None:
     if proto.dtype.kind not in "biufc" or any(
             proto.ndim != len(idx) + (x.ndim if isinstance(x, LazyArray) else 0) for idx, x in parts):
         return None
+    if proto.ndim == 1 and 2 <= len(parts) <= 16 and all(
+            not isinstance(x, LazyArray) or x.ndim == 0 and (x.dtype.kind != "c" or proto.dtype.kind == "c")
+            for _, x in parts):  # numbers (an ODE's right-hand side): one elementwise select, which fuses
+        # with what computes them and what reads the vector (assignments one by one cut a kernel each)
+        iota = arange(len(parts))
+        vals = [x.astype(proto.dtype) if isinstance(x, LazyArray) else proto[idx] for idx, x in parts]
+        out = vals[-1]
+        for i in reversed(range(len(vals) - 1)):
+            out = where(iota == i, vals[i], out)
+        return out
     try:
         out = zeros(proto.shape, proto.dtype)
     except Unsupported:
@@ -728,6 +748,8 @@ class LazyModule(types.ModuleType):
         elif isinstance(real, types.ModuleType) and real.__name__.startswith("numpy."):
             value = LazyModule(real, eager_reason=_RANDOM_REASON if name == "random" else None,
                                always=name == "random")
+            if name == "random":  # generators the cell makes are held as recorded objects
+                value._cache.update(lazyrandom.OVERRIDES)
         elif isinstance(real, (types.FunctionType, types.BuiltinFunctionType)) or (
                 callable(real) and not isinstance(real, type) and hasattr(real, "__module__")
                 and str(getattr(real, "__module__", "")).startswith("numpy")):

@@ -16,6 +16,8 @@ what goes in a block and how it loops, the backend's ``emit`` writes it.
 
 from __future__ import annotations
 
+import functools
+
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,6 +121,11 @@ class Program:
     @property
     def blocks(self) -> list[Block]:
         return [a[1] for a in self.actions if a[0] == "block"]
+
+    @functools.cached_property
+    def text(self) -> str:
+        """``describe()``, made once (a replay reports it every time)."""
+        return self.describe()
 
     def describe(self) -> str:
         """In words: what runs compiled (``500 iterations of (k0, k1)``) and what Python still runs."""
@@ -317,15 +324,15 @@ def store(blk: Block, got: tuple, values: dict, stop: int, start: int = 0) -> No
     """Outputs ``start:stop`` of what the block's function returned, into the replay's values."""
     for (_, nodes), (i, off, size) in zip(blk.outputs[start:stop], blk.picks[start:stop]):
         arr = got[i] if size < 0 else got[i][off:off + size]
-        for n in nodes:
-            values[n] = arr.reshape(n.shape)
+        for n in nodes:  # (an empty array's variable has one element: ``_Builder.new_var``)
+            values[n] = (arr if n.size else arr[:0]).reshape(n.shape)
 
 
 def checks_hold(blk: Block, got: tuple) -> bool:
     """Do all of the block's batched syncs read the values the traced run read?"""
     for i, offsets, expected in blk.checks:
         now = got[i].reshape(-1)[offsets].astype(np.float64)
-        if not np.array_equal(now.view(np.uint64), expected.view(np.uint64)):
+        if now.tobytes() != expected.tobytes():  # (as bits: faster than np.array_equal on a few values)
             return False
     return True
 
@@ -353,7 +360,8 @@ def _reads(step: tuple) -> set[Node]:
     if kind == "sync":
         return {step[1].storage()}
     if kind == "print":
-        return {it[1].storage() for it in step[1] if it[0] != "text"}
+        return {n.storage() for it in step[1] if it[0] != "text"
+                for n in ([p[1] for p in it[1] if p[0] == "value"] if it[0] == "fstr" else [it[1]])}
     if kind == "call":
         out = {_m.storage() for _m in _nodes(step[2])}
         if step[3] is not None:

@@ -83,12 +83,13 @@ class Session:
         self._depth = 0  # how deep below line() the cell's frame was last found
         self._consts: dict[tuple, Node] = {}
         self.classes: list[type] = []  # classes the cell's `class` statements made
+        self.generators: dict[int, Any] = {}  # id(random generator) -> its LazyGenerator (lazyrandom)
 
     def close(self) -> None:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
         arrays and the session refer to each other), so last run's arrays die with their names."""
         for big in (self.values, self.wrapped, self.buffers, self.made, self.made_buffers, self.lines, self.bufs,
-                    self.inputs):
+                    self.inputs, self.generators):
             big.clear()
         self.keepalive.clear()
         self.namespace = None
@@ -261,7 +262,7 @@ class Session:
                 for n in outs:
                     self.synced[n] = self._sync
             result = [values[n] for n in nodes]
-            refs = self._rebase()
+            refs = self._rebase(set(outs))
             if self.tape is not None:
                 self.tape.on_eval(tmpl, leaves, [(n, refs.get(n)) for n in outs])
             self._forget(frame, refs)
@@ -309,14 +310,16 @@ class Session:
                         return
                     self._graph_node(frame[mine[node]], k.name)
 
-    def _rebase(self) -> dict[Node, Node]:
-        """Buffers holding a value just computed now hold a leaf for it: graphs traced later start
-        there, and the graph that computed it can be freed (a long loop's memory stays flat)."""
+    def _rebase(self, outs: set[Node]) -> dict[Node, Node]:
+        """Buffers holding a value just computed (``outs``) now hold a leaf for it: graphs traced
+        later start there, and the graph that computed it can be freed (a long loop's memory stays
+        flat). Only those: the tape records a leaf with the plan that computed its value
+        (``Tape.on_eval``), and a replay must find every leaf a later step reads."""
         values = self.values
         made: dict[Node, Node] = {}
         for b in self._live_buffers():
             node = b.node
-            if node.kind == "op" and node in values:
+            if node in outs and node.kind == "op":
                 ref = made.get(node)
                 if ref is None:
                     self._serial += 1  # (never reused: equal refs are one node)

@@ -20,13 +20,14 @@ raises its own exception at the user's line before anything is traced.
 from __future__ import annotations
 
 import operator
+import sys
 import warnings
 from typing import Any
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from . import views
+from . import fstrings, views
 from .fperrors import errors_raise
 from .ir import Node
 from .ops import OPS, REDUCTIONS, SWAPPED, UFUNC_REDUCE, UFUNCS
@@ -642,7 +643,14 @@ class LazyArray:
         return self._read("str()/print", str)
 
     def __format__(self, spec: str) -> str:
-        return self._read("format()", lambda v: format(v, spec))
+        out = self._read("format()", lambda v: format(v, spec))
+        tape = self._s.tape
+        if tape is not None:  # an f-string piece that goes straight into print(): a replay formats anew
+            frame = sys._getframe(1)
+            where = fstrings.print_argument(frame.f_code, frame.f_lasti)
+            if where is not None:
+                tape.on_format(frame.f_code, where, out, spec)
+        return out
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._s.tape is not None:

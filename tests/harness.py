@@ -201,6 +201,9 @@ def assert_same_value(p: Any, f: Any, path: str = "value") -> None:
             assert_same_value(p[k], f[k], f"{path}[{k!r}]")
     elif isinstance(p, np.random.Generator):
         assert p.bit_generator.state == f.bit_generator.state, f"{path}: generator state differs"
+    elif isinstance(p, np.random.RandomState):
+        a, b = p.get_state(), f.get_state()
+        assert a[0] == b[0] and np.array_equal(a[1], b[1]) and a[2:] == b[2:], f"{path}: generator state differs"
     elif isinstance(p, (types.FunctionType, type, types.ModuleType)):
         assert getattr(p, "__name__", None) == getattr(f, "__name__", None), f"{path}: different {type(p).__name__}"
     elif hasattr(p, "__dict__"):

@@ -17,11 +17,10 @@ background is idle (a benchmark's "kernels compiled" runs, a test of this module
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
 import queue
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 SMALL = 1 << 16  # elements: below this a kernel's NumPy run costs far less than waiting for numba
 
@@ -46,18 +45,28 @@ _IDLE = threading.Condition()  # a job starts only while no cell runs: numba hol
 _CELLS = [0]  # cells running now
 
 
-@contextlib.contextmanager
-def cell_running() -> Iterator[None]:
+class _CellRunning:
     """While a cell runs, no compile starts (one already started finishes): the cell's own Python and
-    NumPy calls would share the GIL with numba's. Compiles run between cells, as the user reads."""
-    with _IDLE:
-        _CELLS[0] += 1
-    try:
-        yield
-    finally:
+    NumPy calls would share the GIL with numba's. Compiles run between cells, as the user reads.
+    (A class, not a generator: a replay pays for this twice per run.)"""
+
+    def __enter__(self) -> None:
+        with _IDLE:
+            _CELLS[0] += 1
+
+    def __exit__(self, *exc: Any) -> None:
         with _IDLE:
             _CELLS[0] -= 1
-            _IDLE.notify_all()
+            if _THREAD and not _CELLS[0]:
+                _IDLE.notify_all()
+
+
+_CELL_RUNNING = _CellRunning()
+
+
+def cell_running() -> _CellRunning:
+    """The context a cell runs in (see ``_CellRunning``)."""
+    return _CELL_RUNNING
 
 
 def _worker() -> None:

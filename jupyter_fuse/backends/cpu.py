@@ -44,6 +44,10 @@ PARALLEL_MIN = 1 << 16  # below this many loop iterations threads cost more than
 PROGRESS_AFTER = 0.5  # seconds of compiling before we say so
 
 
+def numba_imported() -> bool:
+    return "numba" in sys.modules
+
+
 def cache_dir() -> Path:
     root = os.environ.get("JUPYTER_FUSE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "jupyter_fuse")
     return Path(root) / "cpu"
@@ -68,9 +72,7 @@ class CpuBackend:
     def _numba(self) -> Any:
         """numba, imported where first needed (0.4 s): a first run whose small kernels all compile in the
         background never waits for it."""
-        import numba
-
-        return numba
+        return _import_numba()
 
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
@@ -231,10 +233,11 @@ class CpuBackend:
     # -- compiling ---------------------------------------------------------------------
     def _compiling(self, rendered: Rendered, parallel: bool, args: list) -> Any:
         """The background job compiling this kernel (``compiler``), or None where none is needed: it was
-        compiled before (in memory, or on disk, where loading it is quick). Asks nothing of numba: the
-        job imports it."""
+        compiled before (in memory, or on disk, where loading it is quick once numba is imported).
+        Asks nothing of numba: the job imports it (0.4 s, then loads the kernel from disk: a first run
+        of small kernels does not wait for that)."""
         source, kinds = rendered.source, _kinds(args)
-        if _marker(source, parallel, kinds).exists():
+        if numba_imported() and _marker(source, parallel, kinds).exists():
             return None
         if "numba" in sys.modules and source in _MODULES:
             disp = _MODULES[source].kernel_par if parallel else _MODULES[source].kernel_seq
@@ -331,6 +334,14 @@ def _compile(numba: Any, source: str, parallel: bool, kinds: tuple) -> None:
     module = _load(source)
     (module.kernel_par if parallel else module.kernel_seq).compile(sig)
     _marker(source, parallel, kinds).touch()
+
+
+@functools.lru_cache(maxsize=None)
+def _import_numba() -> Any:
+    import numba
+
+    numba.typeof(np.zeros(1))  # (its first typeof of an array imports numpy.ma: 40 ms, here, where
+    return numba  # the background job imports numba, not at a replay's first launch)
 
 
 @functools.lru_cache(maxsize=None)

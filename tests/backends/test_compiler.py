@@ -61,19 +61,43 @@ def test_a_small_kernel_runs_on_numpy_while_it_compiles_then_compiled(background
     assert out2["y"].dtype == np.float64
 
 
-def test_a_kernel_compiled_before_loads_from_disk_at_once(background, monkeypatch):
-    source = CELL.format(k=3)
-    ns = {"np": np, "x": np.linspace(0.1, 3.0, 40)}
+def _compiled_then_a_new_process(source: str, ns: dict, monkeypatch) -> None:
+    """Compile ``source``'s kernel, then forget it as a new process would: nothing in memory,
+    numba's disk cache (and our marker) on disk."""
     jupyter_fuse.run_cell(source, dict(ns), backend="cpu", cache=False)
     assert jupyter_fuse.wait_for_compiles(timeout=120)
-    # a new process: nothing in memory, numba's disk cache (and our marker) on disk
     for name in [m for m in sys.modules if m.startswith("jupyter_fuse_kernel_")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(cpu, "_MODULES", {})
     monkeypatch.setattr("jupyter_fuse.backends._INSTANCES", {"cpu": cpu.CpuBackend()})
+
+
+def test_a_kernel_compiled_before_loads_from_disk_at_once(background, monkeypatch):
+    source = CELL.format(k=3)
+    ns = {"np": np, "x": np.linspace(0.1, 3.0, 40)}
+    _compiled_then_a_new_process(source, ns, monkeypatch)
     r = jupyter_fuse.run_cell(source, dict(ns), backend="cpu", cache=False)
     (k,) = r.kernel_list
     assert "fallback" not in k and k["cache"] == "disk"
+
+
+def test_a_first_run_does_not_wait_for_numba_to_load_a_kernel_compiled_before(background, monkeypatch):
+    """In a fresh process numba is not imported yet (0.4 s): a small kernel compiled in an earlier
+    session runs on NumPy meanwhile, and the background job imports numba and loads it."""
+    source = CELL.format(k=5)
+    ns = {"np": np, "x": np.linspace(0.1, 3.0, 40)}
+    _compiled_then_a_new_process(source, ns, monkeypatch)
+    monkeypatch.setattr(cpu, "numba_imported", lambda: False)
+    monkeypatch.setattr(compiler, "_JOBS", {})  # (a new process: no job done yet)
+    out = dict(ns)
+    r = jupyter_fuse.run_cell(source, out, backend="cpu", cache=False)
+    (k,) = r.kernel_list
+    assert k["fallback"] == cpu.COMPILING and r.times["compile"] == 0
+    np.testing.assert_array_equal(out["y"], _numpy(source, ns)["y"])
+    assert jupyter_fuse.wait_for_compiles(timeout=120)
+    r = jupyter_fuse.run_cell(source, dict(ns), backend="cpu", cache=False)
+    (k,) = r.kernel_list
+    assert "fallback" not in k and k["cache"] in ("disk", "memory")
 
 
 def test_a_large_kernel_compiles_where_it_runs(background):

@@ -105,13 +105,16 @@ def test_branch_flip_abandons_the_replay_before_any_write():
     ("print(x, file=sink)", "file"),
     ("cfg['lr'] = 3", "changes an object it read"),
     ("lst.append(x * 2)", "changes an object it read"),
-    ("rng = np.random.default_rng(0)\ny = x * rng.random(3)", "Generator"),
+    ("g = np.random.Generator(np.random.PCG64(0))\ny = x * g.random(3)", "other than by np.random.default_rng"),
+    ("s = rng.bit_generator.state\ny = x * rng.random(3)", "the cell reads rng.bit_generator"),
+    ("y = x * box['rng'].random(3)", "inside a container"),
 ])
 def test_unreplayable_cells_say_why_and_stay_correct(src, why):
     import io
 
     for _ in range(2):  # a fresh namespace each time: the second run is no re-run of a no-op
-        ns = {"np": np, "x": np.ones(3), "cfg": {"lr": 0.1}, "g": lambda v: v * 2, "sink": io.StringIO(), "lst": []}
+        ns = {"np": np, "x": np.ones(3), "cfg": {"lr": 0.1}, "g": lambda v: v * 2, "sink": io.StringIO(), "lst": [],
+              "rng": np.random.default_rng(1), "box": {"rng": np.random.default_rng(2)}}
         r = run(src, ns)
         assert r.cache == "unreplayable", (r.cache, r.miss_reasons)
         assert any(why in m for m in r.miss_reasons), r.miss_reasons
@@ -143,6 +146,10 @@ REPLAYABLE = [
     "y = x * 2\nx.sort()\nz = x + y",
     "m = x > 1\ny = x[m] * 2",
     "y = np.fft.fft(x).real * 2",
+    # functions imported by name: functools' builtins, NumPy's Python-level functions
+    "from functools import reduce\ny = reduce(np.add, [x, x * 2, x])",
+    "from numpy.lib.stride_tricks import sliding_window_view\ny = sliding_window_view(x, 2).sum(axis=1)",
+    "from numpy import dot, outer\ny = dot(x, x) + outer(x, x)",
 ]
 
 
@@ -153,6 +160,79 @@ def test_cells_with_functions_imports_and_eager_calls_replay(src):
     assert twin.run(src).cache == "hit", twin.reports[-1].miss_reasons
     twin.change(lambda ns: ns["x"].__setitem__(slice(None), [0.25, 4.0, 1.5, 0.5]))  # new data, same guards
     assert twin.run(src).cache == "hit", twin.reports[-1].miss_reasons
+
+
+GENERATOR_CELLS = [
+    # a generator the cell makes: the replay makes it again from the seed and draws anew
+    "rng = np.random.default_rng(0)\nw = rng.normal(0, 0.1, (4, 3))\ny = x @ w + rng.random(3)",
+    "rng = np.random.default_rng(1)\nidx = rng.choice(len(x), 2, replace=False)\ny = x[idx] * 2",
+    "rs = np.random.RandomState(2)\nv = x.copy()\nrs.shuffle(v)\ny = v + rs.rand(4)\nk = isinstance(rs, np.random.RandomState)",
+    "rng = np.random.default_rng(3)\ndef noisy(a):\n    return a + rng.normal(size=a.shape)\nfor i in range(3):\n    x = noisy(x) * 0.5",
+    # a generator read by name: each replay draws from it, as NumPy would
+    "y = x * gen.random(4)\nz = gen.integers(0, 10, 3)",
+    "gen.shuffle(x)\ny = x.cumsum()",
+    "sample = gen.choice(x, size=x.size, replace=True)\nm = sample.mean()",
+]
+
+
+@pytest.mark.parametrize("src", GENERATOR_CELLS)
+def test_cells_with_random_generators_replay_and_draw_anew(src):
+    twin = Twin(lambda: {"np": np, "x": np.array([3.0, 1.0, 2.0, 0.5]), "gen": np.random.default_rng(11)})
+    caches = [twin.run(src).cache for _ in range(3)]
+    assert caches == ["miss", "hit", "hit"], twin.reports[-1].miss_reasons
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_an_array_made_again_by_hash_consing_replays(backend):
+    """``np.zeros(5)`` twice is one node: the second array's value was computed for the first. A
+    later plan must not give it a leaf that no recorded plan computes (the replay's KeyError)."""
+    twin = Twin(lambda: {"np": np, "inv": np.array([0, 2, 2, 4, 1, 0]), "v": np.arange(6.0)}, backend)
+    src = ("sums = np.zeros(5)\nnp.add.at(sums, inv, v)\nmeans = sums / 2\nsq = np.zeros(5)\n"
+           "np.add.at(sq, inv, (v - means[inv]) ** 2)\nstds = np.sqrt(sq)")
+    caches = [twin.run(src).cache for _ in range(3)]
+    assert caches == ["miss", "hit", "hit"], twin.reports[-1].miss_reasons
+
+
+PRINTED_FSTRINGS = [
+    "for i in range(3):\n    x = x * 0.5 + 1\n    print(f\"step {i}: max {x.max():.4f} sum={x.sum():.2f}!\", 'ok')",
+    "x += 1\nprint('mean', f\"{x.mean():8.3f} | {x[0]:+.2e}\", sep=': ')",
+    "x *= 1.5\nif x.max() < 1e9:\n    print(f'{x.max():.3f}', end='')",
+]
+
+
+@pytest.mark.parametrize("src", PRINTED_FSTRINGS)
+def test_a_value_formatted_into_a_printed_fstring_is_printed_anew(src):
+    """An f-string that goes straight into print(): a replay formats the new value into the same
+    place (the cell changed x, so every run prints other numbers) instead of abandoning."""
+    twin = Twin(lambda: {"np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])})
+    caches = [twin.run(src).cache for _ in range(3)]
+    assert caches == ["miss", "hit", "hit"], twin.reports[-1].miss_reasons
+
+
+CHECKED_FSTRINGS = [
+    "x += 1\ns = f'{x.max():.2f}'\nprint(s)",  # kept in a name: Python could use it
+    "x += 1\nprint(str.upper(f'{x.max():.2f}'))",  # another call consumes it
+    "x += 1\nprint(f'{x.max():.1f}' + '!')",  # an operator consumes it
+    "x += 1\nprint(f'4.0 {x.max():.1f}')",  # 4.0 twice in the first run's text: its place is not certain
+    "x += 1\nprint('{:.2f}'.format(x.max()))",  # str.format, not an f-string
+]
+
+
+@pytest.mark.parametrize("src", CHECKED_FSTRINGS)
+def test_a_formatted_value_used_otherwise_is_still_compared(src):
+    twin = Twin(lambda: {"np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])})
+    caches = [twin.run(src).cache for _ in range(2)]
+    assert caches == ["miss", "miss"] and "format()" in twin.reports[-1].miss_reasons[0], twin.reports[-1].miss_reasons
+
+
+def test_a_replay_that_fails_leaves_the_generator_as_numpy_would():
+    """A Python float drawn from a generator the cell reads is a sync value: a replay that draws
+    another one is abandoned, the generator's state restored, and the traced run draws it again."""
+    twin = Twin(lambda: {"np": np, "x": np.ones(3), "gen": np.random.default_rng(5)})
+    src = "v = gen.random()\ny = x * v + gen.normal(size=3)"
+    caches = [twin.run(src).cache for _ in range(3)]
+    assert caches == ["miss", "miss", "miss"]
+    assert "a call outside the trace now returns" in twin.reports[-1].miss_reasons[0]
 
 
 def test_a_call_whose_result_changes_shape_is_traced_again():

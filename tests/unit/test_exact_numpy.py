@@ -467,12 +467,25 @@ def test_reshaping_an_empty_array_through_minus_one_gives_numpys_strides(source,
        "k = np.array([m[0] * 2, m[1]])", "k = np.array([[s[0], s[1]], [s[2], 1]])", "k = np.array([m[0], s[:2]])",
        "k = np.array([s[0] * np.nan], dtype=int)", "k = np.asarray([s.sum(), s.max()])", "k = np.array((s[0], 2j))",
        "k = np.array([s[0], s[1]], dtype=np.int8)", "k = np.array([s, s * 2]).T", "k = np.array([s[0] > 1, True])",
-       "k = np.array([s[0], 'a'])", "k = np.array([s[0]], ndmin=3)")
+       "k = np.array([s[0], 'a'])", "k = np.array([s[0]], ndmin=3)",
+       "k = np.array([s[0] * -0.0, -0.0, s[1] / 0 * 0, 0.0])", "k = np.array([i[0] * 100, i[1], 7], dtype=np.int8)",
+       "k = np.array([s[0] * 1j, 1.0], dtype=float)", "k = np.array([f, s[2], True])",
+       "k = np.array([np.sin(s[0]), np.cos(s[1]), s.sum()]) * s")
 def test_an_array_of_a_list_of_lazy_values(source, opts):
     """np.array([x, y, z]) of lazy values (an ODE's state vector) is traced: NumPy's dtype, shape and
     errors; ragged lists and other objects run as NumPy."""
     check(source, "s = np.array([1.0, 2.0, 3.0]); i = np.array([1, 2], np.int8); f = np.float32(2.5); "
                   "m = np.arange(6.0).reshape(2, 3)", **opts)
+
+
+def test_an_ode_right_hand_side_is_one_kernel():
+    """np.array of numbers computed from a state vector, then read elementwise: one select, fused."""
+    ns = {"np": np, "s": np.array([1.0, 2.0, 3.0])}
+    r = jf.run_cell("k = np.array([10 * (s[1] - s[0]), s[0] * (28 - s[2]) - s[1], s[0] * s[1]])\ny = s + 0.01 * k",
+                    ns, "cpu", cache=False)
+    assert len(r.kernel_list) == 2, [k["ops"] for k in r.kernel_list]  # the numbers, then the vector
+    s = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(ns["y"], s + 0.01 * np.array([10 * (s[1] - s[0]), s[0] * (28 - s[2]) - s[1], s[0] * s[1]]))
 
 
 def test_an_array_of_lazy_values_is_not_a_sync():
