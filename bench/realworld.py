@@ -809,6 +809,530 @@ PROGRAMS = [
     Program("sir", SIR, _sir, {"tiny": dict(m=5, days=10), "small": dict(m=2000, days=300)}),
 ]
 
+
+# -- more notebook programs, other people's styles ----------------------------------------------------
+
+# 1-D linear advection, first-order upwind, periodic by np.roll ("12 steps to Navier-Stokes" style:
+# `import numpy` without an alias, `un = u.copy()`, a print every 20 steps)
+ADVECTION = """\
+import numpy
+
+nx = len(u0)
+dx = L / nx
+dt = cfl * dx / c
+u = u0.copy()
+mass0 = u.sum() * dx
+for n in range(nt):
+    un = u.copy()
+    u = un - c * dt / dx * (un - numpy.roll(un, 1))
+    if n % 20 == 0:
+        print(f"step {n:4d}  mass {u.sum() * dx:.6f}  max {u.max():.4f}")
+tv = numpy.abs(numpy.diff(u)).sum()
+print("mass drift:", float(u.sum() * dx - mass0), "total variation:", round(float(tv), 6))
+"""
+
+
+def _advection(nx: int, nt: int) -> dict:
+    x = np.linspace(0.0, 2.0, nx, endpoint=False)
+    u0 = np.where((x > 0.5) & (x < 1.0), 2.0, 1.0) + 0.01 * _rng(5).normal(size=nx)
+    return {"u0": u0, "L": 2.0, "c": 1.0, "cfl": 0.8, "nt": nt}
+
+
+# red-black Gauss-Seidel for the Poisson equation, colours as boolean masks from meshgrid,
+# a research script's terse names, residual as float(), stop at a tolerance
+REDBLACK = """\
+N = phi.shape[0]
+h = 1.0 / (N - 1)
+I, J = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")
+interior = (I > 0) & (I < N - 1) & (J > 0) & (J < N - 1)
+red = interior & ((I + J) % 2 == 0)
+black = interior & ((I + J) % 2 == 1)
+res_hist = []
+for it in range(maxit):
+    for m in (red, black):
+        s = np.zeros_like(phi)
+        s[1:-1, 1:-1] = phi[2:, 1:-1] + phi[:-2, 1:-1] + phi[1:-1, 2:] + phi[1:-1, :-2]
+        phi[m] = 0.25 * (s[m] + h * h * rho[m])
+    r = np.zeros_like(phi)
+    r[1:-1, 1:-1] = (phi[2:, 1:-1] + phi[:-2, 1:-1] + phi[1:-1, 2:] + phi[1:-1, :-2]
+                     - 4 * phi[1:-1, 1:-1]) / h ** 2 + rho[1:-1, 1:-1]
+    res = float(np.sqrt(np.mean(r[interior] ** 2)))
+    res_hist.append(res)
+    if res < tol * res_hist[0]:
+        break
+print(f"GS red-black: it={it}, res={res:.3e}, phi_max={phi.max():.5f}")
+"""
+
+
+def _redblack(n: int, maxit: int, tol: float = 1e-2) -> dict:
+    x = np.linspace(0, 1, n)
+    rho = 10 * np.exp(-50 * ((x[:, None] - 0.4) ** 2 + (x[None, :] - 0.6) ** 2))
+    return {"np": np, "phi": np.zeros((n, n)), "rho": rho, "maxit": maxit, "tol": tol}
+
+
+# a constant-velocity Kalman filter as in a tracking tutorial: 2x2 matrices, `@`, np.linalg.inv,
+# functools.reduce for the covariance product, a `for z in zs` loop over an array, lists -> np.array
+KALMAN = """\
+from functools import reduce
+
+F = np.array([[1.0, dt], [0.0, 1.0]])
+H = np.array([[1.0, 0.0]])
+Q = q * np.array([[dt ** 3 / 3, dt ** 2 / 2], [dt ** 2 / 2, dt]])
+R = np.array([[meas_var]])
+x = np.array([[zs[0]], [0.0]])
+P = np.eye(2) * 500.0
+xs, Ps = [], []
+for z in zs:
+    # predict
+    x = F @ x
+    P = reduce(np.matmul, [F, P, F.T]) + Q
+    # update
+    S = H @ P @ H.T + R
+    K = P @ H.T @ np.linalg.inv(S)
+    x = x + K @ (z - H @ x)
+    P = (np.eye(2) - K @ H) @ P
+    xs.append(x.ravel())
+    Ps.append(np.diag(P))
+xs = np.array(xs)
+Ps = np.array(Ps)
+rmse_raw = np.sqrt(np.mean((zs - truth) ** 2))
+rmse_kf = np.sqrt(np.mean((xs[:, 0] - truth) ** 2))
+print(f"RMSE raw {rmse_raw:.3f} -> filtered {rmse_kf:.3f}, final velocity {xs[-1, 1]:.3f}")
+"""
+
+
+def _kalman(n: int) -> dict:
+    r = _rng(11)
+    dt = 0.1
+    vel = 1.0 + np.cumsum(r.normal(0, 0.05, n))
+    truth = np.cumsum(vel) * dt
+    return {"np": np, "zs": truth + r.normal(0, 0.5, n), "truth": truth, "dt": dt, "q": 0.05, "meas_var": 0.25}
+
+
+# linear regression by gradient descent as in a Stack Overflow answer: np.c_, .dot, a `while` on
+# np.linalg.norm(grad) > tol, a Python counter, printing rounded arrays, lstsq to check
+GD_WHILE = """\
+m = len(y)
+X_b = np.c_[np.ones((m, 1)), X]
+theta = np.zeros(X_b.shape[1])
+grad = np.full_like(theta, np.inf)
+n_iter = 0
+costs = []
+while np.linalg.norm(grad) > tol and n_iter < max_iter:
+    error = X_b.dot(theta) - y
+    grad = 2.0 / m * X_b.T.dot(error)
+    theta = theta - eta * grad
+    costs.append(np.mean(error ** 2))
+    n_iter += 1
+theta_exact = np.linalg.lstsq(X_b, y, rcond=None)[0]
+print("converged in", n_iter, "iterations")
+print("theta (GD):   ", np.round(theta, 4))
+print("theta (lstsq):", np.round(theta_exact, 4))
+"""
+
+
+def _gd_while(n: int, d: int, tol: float = 1e-6) -> dict:
+    r = _rng(3)
+    X = r.normal(size=(n, d))
+    return {"np": np, "X": X, "y": 4.0 + X @ r.uniform(-3, 3, d) + 0.3 * r.normal(size=n),
+            "eta": 0.1, "tol": tol, "max_iter": 5000}
+
+
+# random-walk Metropolis-Hastings on a bimodal density: scalar draws rng.normal()/rng.random() in a
+# Python loop, an `if` on a log-ratio, an acceptance counter, progress prints, np.convolve smoothing
+METROPOLIS = """\
+def log_p(x):
+    # mixture of two Gaussians, unnormalised
+    return np.logaddexp(-0.5 * ((x - mu1) / s1) ** 2, -0.5 * ((x - mu2) / s2) ** 2 + np.log(w2))
+
+rng = np.random.default_rng(seed)
+x = 0.0
+lp = log_p(x)
+chain = np.zeros(n_samples)
+n_acc = 0
+for i in range(n_samples):
+    x_new = x + step * rng.normal()
+    lp_new = log_p(x_new)
+    if np.log(rng.random()) < lp_new - lp:
+        x, lp = x_new, lp_new
+        n_acc += 1
+    chain[i] = x
+    if (i + 1) % (n_samples // 4) == 0:
+        print(f"{i + 1:6d} samples, acceptance {n_acc / (i + 1):.3f}, running mean {chain[:i + 1].mean():.4f}")
+burn = n_samples // 5
+smooth = np.convolve(chain, np.ones(window) / window, mode="valid")
+print(f"posterior mean {chain[burn:].mean():.4f} sd {chain[burn:].std():.4f}, smoothed max {smooth.max():.3f}")
+"""
+
+
+def _metropolis(n_samples: int) -> dict:
+    return {"np": np, "mu1": -2.0, "s1": 0.7, "mu2": 2.5, "s2": 1.0, "w2": 0.6, "seed": 3, "step": 1.5,
+            "n_samples": n_samples, "window": 10}
+
+
+# 2-D convolution via sliding_window_view + einsum (a Stack Overflow answer), Gaussian smoothing,
+# Sobel gradients, a percentile threshold
+CONV_WINDOW = """\
+from numpy.lib.stride_tricks import sliding_window_view
+
+def conv2d(img, k):
+    kh, kw = k.shape
+    padded = np.pad(img, ((kh // 2, kh // 2), (kw // 2, kw // 2)), mode="reflect")
+    windows = sliding_window_view(padded, (kh, kw))
+    return np.einsum("ijkl,kl->ij", windows, k[::-1, ::-1])
+
+gauss = np.outer([1, 4, 6, 4, 1], [1, 4, 6, 4, 1]) / 256.0
+sobel_x = np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]], dtype=float)
+smooth = conv2d(image, gauss)
+gx = conv2d(smooth, sobel_x)
+gy = conv2d(smooth, sobel_x.T)
+mag = np.sqrt(gx ** 2 + gy ** 2)
+theta = np.arctan2(gy, gx)
+edges = mag > np.percentile(mag, 90)
+print(f"edge pixels: {edges.sum()} ({edges.mean():.1%}), mean magnitude {mag.mean():.4f}")
+"""
+
+
+def _conv_window(n: int) -> dict:
+    r = _rng(8)
+    yy, xx = np.mgrid[0:n, 0:n]
+    image = ((xx - n / 2) ** 2 + (yy - n / 3) ** 2 < (n / 4) ** 2).astype(float) + 0.1 * r.normal(size=(n, n))
+    return {"np": np, "image": image}
+
+
+# Monte Carlo option pricing (a quant blog / Kaggle notebook): GBM paths by cumsum of log-increments,
+# payoffs by np.maximum, a barrier by any(), a generator expression unpacked into four names,
+# Black-Scholes with math.erf in a lambda
+GBM = """\
+import math
+
+rng = np.random.default_rng(seed)
+dt = T / n_steps
+Z = rng.standard_normal((n_paths, n_steps))
+increments = (r - 0.5 * sigma ** 2) * dt + sigma * math.sqrt(dt) * Z
+log_paths = np.cumsum(increments, axis=1)
+S = S0 * np.exp(np.hstack([np.zeros((n_paths, 1)), log_paths]))
+disc = math.exp(-r * T)
+call_payoff = np.maximum(S[:, -1] - K, 0.0)
+put_payoff = np.maximum(K - S[:, -1], 0.0)
+asian_payoff = np.maximum(S[:, 1:].mean(axis=1) - K, 0.0)
+barrier_hit = (S > barrier).any(axis=1)
+up_and_out = np.where(barrier_hit, 0.0, call_payoff)
+call, put, asian, uo = (disc * p.mean() for p in (call_payoff, put_payoff, asian_payoff, up_and_out))
+stderr = disc * call_payoff.std(ddof=1) / math.sqrt(n_paths)
+Phi = lambda x: 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+d1 = (math.log(S0 / K) + (r + 0.5 * sigma ** 2) * T) / (sigma * math.sqrt(T))
+d2 = d1 - sigma * math.sqrt(T)
+bs_call = S0 * Phi(d1) - K * math.exp(-r * T) * Phi(d2)
+parity = call - put - (S0 - K * disc)
+print(f"call {call:.4f} +- {1.96 * stderr:.4f} (BS {bs_call:.4f}), put {put:.4f}, asian {asian:.4f}, "
+      f"up-and-out {uo:.4f}")
+print(f"put-call parity gap {parity:+.4f}")
+"""
+
+
+def _gbm(n_paths: int, n_steps: int) -> dict:
+    return {"np": np, "S0": 100.0, "K": 105.0, "r": 0.03, "sigma": 0.25, "T": 1.0, "barrier": 140.0,
+            "seed": 21, "n_paths": n_paths, "n_steps": n_steps}
+
+
+# 1-D electrostatic particle-in-cell (two-stream instability): cloud-in-cell deposit with weighted
+# np.bincount, field by cumsum, gather by fancy indexing, periodic wrap by np.mod, np.histogram
+PIC = """\
+L = 2 * np.pi
+dx = L / ng
+x = x0.copy()
+v = v0.copy()
+field_energy = []
+for step in range(nt):
+    xi = x / dx
+    j = xi.astype(np.int64) % ng
+    w = xi - np.floor(xi)
+    rho = np.bincount(j, weights=1.0 - w, minlength=ng) + np.bincount((j + 1) % ng, weights=w, minlength=ng)
+    rho = 1.0 - rho * ng / len(x)  # ions minus electrons
+    E = np.cumsum(rho) * dx
+    E -= E.mean()
+    Ep = E[j] * (1.0 - w) + E[(j + 1) % ng] * w
+    v -= Ep * dt
+    x = np.mod(x + v * dt, L)
+    field_energy.append(0.5 * np.sum(E ** 2) * dx)
+    if step % 25 == 0:
+        print(f"t={step * dt:5.2f}  W_E={field_energy[-1]:.3e}")
+hist, edges = np.histogram(v, bins=24, range=(-4, 4))
+centers = 0.5 * (edges[1:] + edges[:-1])
+print("most populated velocity bin:", centers[np.argmax(hist)], "kinetic energy", 0.5 * np.sum(v ** 2) / len(v))
+"""
+
+
+def _pic(n: int, ng: int, nt: int) -> dict:
+    r = _rng(17)
+    x0 = r.uniform(0, 2 * np.pi, n)
+    v0 = np.where(np.arange(n) % 2 == 0, 1.0, -1.0) + 0.05 * r.normal(size=n)
+    return {"np": np, "x0": x0, "v0": v0, "ng": ng, "nt": nt, "dt": 0.1}
+
+
+# the elementary cellular automaton rule 30 on uint8 cells: shifts and ors, a list of rows ->
+# np.vstack, bits of the centre column joined into a Python int, rows printed as '#' and '.'
+RULE30 = """\
+cells = np.zeros(width, dtype=np.uint8)
+cells[width // 2] = 1
+rows = [cells]
+for t in range(steps - 1):
+    left = np.roll(cells, 1)
+    right = np.roll(cells, -1)
+    pattern = (left << 2) | (cells << 1) | right
+    cells = ((rule >> pattern) & 1).astype(np.uint8)
+    rows.append(cells)
+grid = np.vstack(rows)
+center = grid[:, width // 2]
+bits = int("".join(str(b) for b in center[:32]), 2)
+density = grid.sum(axis=1) / width
+half = min(20, width // 2)
+for row in grid[:8]:
+    print("".join("#" if c else "." for c in row[width // 2 - half: width // 2 + half]))
+print(f"center-column bits {bits:#010x}, final density {density[-1]:.3f}")
+"""
+
+
+def _rule30(width: int, steps: int) -> dict:
+    return {"np": np, "width": width, "steps": steps, "rule": 30}
+
+
+# PCA by SVD the way scikit-learn does it: centring, svd_flip signs (indexing with a range),
+# explained variance ratio, searchsorted for 95%, projection and reconstruction, trailing-underscore names
+PCA = """\
+mean_ = X.mean(axis=0)
+Xc = X - mean_
+U, S, Vt = np.linalg.svd(Xc, full_matrices=False)
+# svd_flip: make the largest loading in each column of U positive
+max_abs_rows = np.argmax(np.abs(U), axis=0)
+signs = np.sign(U[max_abs_rows, range(U.shape[1])])
+U *= signs
+Vt *= signs[:, np.newaxis]
+explained_variance_ = S ** 2 / (X.shape[0] - 1)
+explained_variance_ratio_ = explained_variance_ / explained_variance_.sum()
+n_components = int(np.searchsorted(np.cumsum(explained_variance_ratio_), 0.95) + 1)
+components_ = Vt[:n_components]
+X_pca = Xc @ components_.T
+X_back = X_pca @ components_ + mean_
+recon_mse = np.mean((X - X_back) ** 2)
+for i, ratio in enumerate(explained_variance_ratio_[:n_components]):
+    print(f"PC{i + 1}: {ratio:.2%} of variance")
+print(f"kept {n_components} of {X.shape[1]} components, reconstruction MSE {recon_mse:.5f}")
+"""
+
+
+def _pca(n: int, d: int) -> dict:
+    r = _rng(4)
+    latent = r.normal(size=(n, 3)) * np.array([5.0, 2.0, 1.0])
+    X = latent @ r.normal(size=(3, d)) + 0.2 * r.normal(size=(n, d)) + r.uniform(-1, 1, d)
+    return {"np": np, "X": X}
+
+
+# nearest-centroid classifier, Kaggle style: np.unique, list comprehensions over classes, np.newaxis
+# broadcasting, argmin, a confusion matrix filled by a zip loop with +=, a dict comprehension
+CENTROID = """\
+classes = np.unique(y_train)
+centroids = np.array([X_train[y_train == c].mean(axis=0) for c in classes])
+spread = np.array([X_train[y_train == c].std(axis=0).mean() for c in classes])
+dist = np.sqrt(((X_test[:, np.newaxis, :] - centroids[np.newaxis, :, :]) ** 2).sum(axis=-1))
+y_pred = classes[np.argmin(dist / spread, axis=1)]
+n_cls = len(classes)
+cm = np.zeros((n_cls, n_cls), dtype=int)
+for t, p in zip(y_test, y_pred):
+    cm[t, p] += 1
+accuracy = np.trace(cm) / cm.sum()
+recall = {int(c): round(float(cm[i, i] / cm[i].sum()), 4) for i, c in enumerate(classes)}
+print("Accuracy:", round(accuracy, 4))
+print("Per-class recall:", recall)
+print(cm)
+"""
+
+
+def _centroid(n_train: int, n_test: int, d: int, k: int) -> dict:
+    r = _rng(9)
+    centers = r.normal(scale=1.5, size=(k, d))
+    scales = r.uniform(0.5, 1.5, k)
+    ytr, yte = r.integers(0, k, n_train), r.integers(0, k, n_test)
+    return {"np": np, "X_train": centers[ytr] + scales[ytr, None] * r.normal(size=(n_train, d)), "y_train": ytr,
+            "X_test": centers[yte] + scales[yte, None] * r.normal(size=(n_test, d)), "y_test": yte}
+
+
+# Newton fractal for z**3 - 1 on a complex grid: meshgrid, np.where on an `active` mask, an int32
+# counter += bool, `if not active.any(): break`, basins by argmin over a broadcast extra axis
+NEWTON_FRACTAL = """\
+roots = np.exp(2j * np.pi * np.arange(3) / 3)
+xs = np.linspace(-2, 2, n)
+X, Y = np.meshgrid(xs, xs)
+Z = X + 1j * Y
+iterations = np.zeros(Z.shape, dtype=np.int32)
+active = np.ones(Z.shape, dtype=bool)
+for i in range(max_iter):
+    Znew = Z - (Z ** 3 - 1) / (3 * Z ** 2)
+    step = np.abs(Znew - Z)
+    Z = np.where(active, Znew, Z)
+    iterations += active
+    active &= step > tol
+    if not active.any():
+        break
+basin = np.argmin(np.abs(Z[..., None] - roots), axis=-1)
+share = np.bincount(basin.ravel(), minlength=3) / basin.size
+print(f"stopped after {i + 1} iterations; basin shares " + ", ".join(f"{s:.3f}" for s in share))
+print("mean iterations to converge:", iterations.mean())
+"""
+
+
+def _newton_fractal(n: int, max_iter: int) -> dict:
+    return {"np": np, "n": n, "max_iter": max_iter, "tol": 1e-9}
+
+
+# 2-D heat equation with the parameters in a dict (and results written back into it), np.copy every
+# step, a boolean-mask heat source with +=, chained boundary assignments, a print every 25 steps
+HEAT_DICT = """\
+params = {"alpha": alpha, "nx": nx, "ny": ny, "steps": steps}
+params["dx"] = 1.0 / (params["nx"] - 1)
+params["dy"] = 1.0 / (params["ny"] - 1)
+params["dt"] = 0.2 * min(params["dx"], params["dy"]) ** 2 / params["alpha"]
+u = np.zeros((params["ny"], params["nx"]))
+source = np.zeros_like(u, dtype=bool)
+source[ny // 3: ny // 2, nx // 3: nx // 2] = True
+rx = params["alpha"] * params["dt"] / params["dx"] ** 2
+ry = params["alpha"] * params["dt"] / params["dy"] ** 2
+for k in range(params["steps"]):
+    un = np.copy(u)
+    u[1:-1, 1:-1] = (un[1:-1, 1:-1]
+                     + rx * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, :-2])
+                     + ry * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[:-2, 1:-1]))
+    u[source] += params["dt"] * q
+    u[0, :] = u[-1, :] = 0.0
+    u[:, 0] = u[:, -1] = 0.0
+    if k % 25 == 0:
+        print(f"step {k:3d}: max T = {u.max():.5f}, total heat = {u.sum() * params['dx'] * params['dy']:.6f}")
+params["T_max"] = float(u.max())
+params["hot_cells"] = int((u > 0.5 * u.max()).sum())
+"""
+
+
+def _heat_dict(nx: int, ny: int, steps: int) -> dict:
+    return {"np": np, "alpha": 1.0, "nx": nx, "ny": ny, "steps": steps, "q": 50.0}
+
+
+# the logistic map's bifurcation diagram (a dynamics course): vectorised over r, a Python list of
+# x.copy() snapshots -> np.array, builtin abs() on an array, a Lyapunov exponent, np.unique per column
+LOGISTIC = """\
+r = np.linspace(r_min, 4.0, n_r)
+x = 1e-5 * np.ones(n_r)
+lyapunov = np.zeros(n_r)
+attractor = []
+for i in range(iterations):
+    x = r * x * (1 - x)
+    if i >= iterations - last:
+        lyapunov += np.log(abs(r - 2 * r * x))
+        attractor.append(x.copy())
+attractor = np.array(attractor)
+lyapunov = lyapunov / last
+chaotic = lyapunov > 0
+n_distinct = np.array([len(np.unique(np.round(col, 4))) for col in attractor.T])
+print(f"chaotic for {chaotic.mean():.1%} of r values; first chaotic r = {r[chaotic][0]:.4f}")
+print("period-2 region ends near r =", r[np.argmax(n_distinct > 2)])
+"""
+
+
+def _logistic(n_r: int, iterations: int) -> dict:
+    return {"np": np, "r_min": 2.8, "n_r": n_r, "iterations": iterations, "last": 50}
+
+
+# a tiny neural net as a class: @property, methods mutating self arrays in place, np.tanh and np.outer
+# per sample, mini-batches by rng.permutation and slicing, gradient accumulation, a Python step counter
+TINYNET = """\
+class TinyNet:
+    def __init__(self, n_in, n_hidden, seed=0):
+        rng = np.random.default_rng(seed)
+        self.W1 = rng.normal(0, 1 / np.sqrt(n_in), (n_hidden, n_in))
+        self.b1 = np.zeros(n_hidden)
+        self.w2 = rng.normal(0, 1 / np.sqrt(n_hidden), n_hidden)
+        self.b2 = 0.0
+        self.steps = 0
+
+    @property
+    def n_params(self):
+        return self.W1.size + self.b1.size + self.w2.size + 1
+
+    def forward(self, x):
+        h = np.tanh(self.W1 @ x + self.b1)
+        return self.w2 @ h + self.b2, h
+
+    def train_batch(self, xb, yb, lr):
+        gW1 = np.zeros_like(self.W1)
+        gb1 = np.zeros_like(self.b1)
+        gw2 = np.zeros_like(self.w2)
+        gb2 = 0.0
+        loss = 0.0
+        for x, y in zip(xb, yb):
+            out, h = self.forward(x)
+            err = out - y
+            dh = err * self.w2 * (1 - h ** 2)
+            gW1 += np.outer(dh, x)
+            gb1 += dh
+            gw2 += err * h
+            gb2 += err
+            loss += 0.5 * err ** 2
+        n = len(xb)
+        self.W1 -= lr * gW1 / n
+        self.b1 -= lr * gb1 / n
+        self.w2 -= lr * gw2 / n
+        self.b2 -= lr * gb2 / n
+        self.steps += 1
+        return loss
+
+net = TinyNet(X.shape[1], hidden)
+rng = np.random.default_rng(1)
+epoch_loss = []
+for epoch in range(epochs):
+    order = rng.permutation(len(X))
+    total = 0.0
+    for start in range(0, len(X), batch):
+        idx = order[start:start + batch]
+        total += net.train_batch(X[idx], y[idx], lr)
+    epoch_loss.append(total / len(X))
+    print(f"epoch {epoch}: loss {epoch_loss[-1]:.5f}")
+print(f"{net.n_params} parameters, {net.steps} SGD steps")
+"""
+
+
+def _tinynet(n: int, d: int, hidden: int, epochs: int) -> dict:
+    r = _rng(12)
+    X = r.uniform(-1, 1, (n, d))
+    return {"np": np, "X": X, "y": np.sin(2 * X[:, 0]) * X[:, 1] + 0.1 * r.normal(size=n), "hidden": hidden,
+            "epochs": epochs, "batch": 8, "lr": 0.2}
+
+
+PROGRAMS += [
+    Program("advection_upwind", ADVECTION, _advection, {"tiny": dict(nx=40, nt=50), "small": dict(nx=2000, nt=200)}),
+    Program("redblack_gs", REDBLACK, _redblack, {"tiny": dict(n=10, maxit=40, tol=0.1),
+                                                 "small": dict(n=40, maxit=60)}),
+    Program("kalman", KALMAN, _kalman, {"tiny": dict(n=30), "small": dict(n=200)}),
+    Program("gd_linreg_while", GD_WHILE, _gd_while, {"tiny": dict(n=30, d=2, tol=1e-2),
+                                                      "small": dict(n=2000, d=5)}),
+    Program("metropolis", METROPOLIS, _metropolis, {"tiny": dict(n_samples=40), "small": dict(n_samples=800)}),
+    Program("conv_window", CONV_WINDOW, _conv_window, {"tiny": dict(n=10), "small": dict(n=160)}),
+    Program("gbm_option", GBM, _gbm, {"tiny": dict(n_paths=20, n_steps=5), "small": dict(n_paths=2000, n_steps=100)}),
+    Program("pic_two_stream", PIC, _pic, {"tiny": dict(n=64, ng=16, nt=30), "small": dict(n=4000, ng=64, nt=40)}),
+    Program("rule30", RULE30, _rule30, {"tiny": dict(width=41, steps=20), "small": dict(width=401, steps=120)}),
+    Program("pca_svd", PCA, _pca, {"tiny": dict(n=40, d=6), "small": dict(n=2000, d=30)}),
+    Program("nearest_centroid", CENTROID, _centroid, {"tiny": dict(n_train=40, n_test=20, d=3, k=3),
+                                                      "small": dict(n_train=3000, n_test=1000, d=16, k=6)}),
+    Program("newton_fractal", NEWTON_FRACTAL, _newton_fractal, {"tiny": dict(n=10, max_iter=40),
+                                                                "small": dict(n=100, max_iter=60)}),
+    Program("heat_dict", HEAT_DICT, _heat_dict, {"tiny": dict(nx=12, ny=10, steps=30),
+                                                 "small": dict(nx=100, ny=90, steps=100)}),
+    Program("logistic_bifurcation", LOGISTIC, _logistic, {"tiny": dict(n_r=40, iterations=100),
+                                                          "small": dict(n_r=400, iterations=200)}),
+    Program("tinynet_class", TINYNET, _tinynet, {"tiny": dict(n=20, d=3, hidden=6, epochs=3),
+                                                 "small": dict(n=96, d=4, hidden=16, epochs=4)}),
+]
+
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 
