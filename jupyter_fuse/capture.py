@@ -73,8 +73,9 @@ def lazy_twin(f: Any) -> Any:
                 if getattr(real, name, None) is f:
                     got = getattr(lazy, name)
                     break
-        _TWINS[id(f)] = got
-        _TWINS[id(got)] = got  # (keeps f's id ours: f is held by the numpy module)
+        if got is not f or not isinstance(f, types.FunctionType) or (f.__module__ or "").startswith("numpy"):
+            _TWINS[id(f)] = got  # (a function of the cell is not kept: it would keep its namespace alive)
+            _TWINS[id(got)] = got  # (keeps f's id ours: f is held by the numpy module)
     return got
 
 

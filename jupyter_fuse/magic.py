@@ -145,6 +145,7 @@ class FuseMagics(Magics):
         traced and the summary says which guard failed and how. At most 8 entries
         are kept per cell, and the cache's total memory is bounded.
         """
+        from .backends import forget_rendered
         from .cache import PLAN_CACHE
 
         words = line.split()
@@ -152,6 +153,7 @@ class FuseMagics(Magics):
             raise UsageError(f"%fuse_cache takes --clear or --code, not {line!r}")
         if words and words[0] != "--code":
             PLAN_CACHE.clear()
+            forget_rendered()
             print("plan cache cleared")
             return
         print(PLAN_CACHE.describe(code=bool(words)))

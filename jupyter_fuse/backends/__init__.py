@@ -39,6 +39,13 @@ def cuda_available() -> bool:
 _INSTANCES: dict[str, Any] = {}  # one cpu backend per process: its render and support caches outlive a cell
 
 
+def forget_rendered() -> None:
+    """Drop the kernels the process-wide backends rendered (``%fuse_cache --clear``): they are keyed
+    by their nodes, which they keep alive (compiled code stays: it is keyed by source)."""
+    for backend in _INSTANCES.values():
+        getattr(backend, "_rendered", {}).clear()
+
+
 def get_backend(name: str, *, dry_run: bool = False, keep: bool = False, emulate: bool = False) -> Backend:
     """The backend called ``name``. ``dry_run``: the cupy backend's kernels are rendered and
     compiled (NVRTC, no GPU needed) but the cell computes with NumPy; ``emulate``: they also run,

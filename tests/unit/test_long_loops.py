@@ -10,6 +10,7 @@ import pytest
 
 import jupyter_fuse
 from jupyter_fuse import plans, session
+from jupyter_fuse.backends import compiler, forget_rendered
 
 LOOPS = {
     "chain": "for i in range(n):\n    x = x * 0.5 + 1.0\n",
@@ -39,6 +40,8 @@ def test_memory_stays_flat(name, monkeypatch):
 
     PLAN_CACHE.clear()  # (nodes other tests' plans hold keep the node table large: its rehash is a
     plans.clear()  # transient of megabytes, not a leak)
+    forget_rendered()
+    compiler.wait()  # (numba compiling other tests' kernels in the background allocates too)
     gc.collect()
     monkeypatch.setattr(session, "BOUND", 40)
     peak(LOOPS[name], 100)  # warm: rules, geometry
@@ -109,3 +112,20 @@ def test_a_sync_every_step_stores_the_loops_state(backend):
     for name in ("S", "I", "pd"):
         np.testing.assert_allclose(ns[name], ref[name], rtol=1e-12)
     assert max(len(k["ops"]) for k in r.kernel_list) <= 12
+
+
+def test_functions_of_a_cell_do_not_keep_its_namespace_alive():
+    """A function defined in one cell and called in the next: once the namespace is gone, so is the
+    function (a lookup table of NumPy functions kept every function it was asked about, and with it
+    the namespace, its arrays and every node they made)."""
+    import gc
+    import weakref
+
+    ns = {"np": np, "x": np.ones(8)}
+    jupyter_fuse.run_cell("def f(v):\n    return v * 0.5 + 1.0\n", ns, backend="numpy", cache=False)
+    jupyter_fuse.run_cell("y = f(x)\n", ns, backend="numpy", cache=False)
+    np.testing.assert_array_equal(ns["y"], np.full(8, 1.5))
+    f = weakref.ref(ns["f"])
+    del ns
+    gc.collect()
+    assert f() is None
