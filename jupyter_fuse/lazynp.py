@@ -770,4 +770,29 @@ class LazyModule(types.ModuleType):
 _RANDOM_PASSTHROUGH = frozenset({"seed", "default_rng", "get_state", "set_state", "Generator", "RandomState",
                                  "SeedSequence", "PCG64", "MT19937", "Philox", "SFC64", "BitGenerator"})
 
+class _Concatenator:
+    """``np.r_`` / ``np.c_`` in a cell: NumPy's builds the array from lazy items with ``np.array``
+    (``__array__``: computed, but not recorded, so the cell could not be replayed); here the build is
+    an eager call like any other NumPy function: recorded, and made again by a replay."""
+
+    __slots__ = ("_fuse_real", "_build")
+
+    def __init__(self, name: str, real: Any) -> None:
+        def build(key: Any) -> Any:
+            return real[key]
+
+        build.__module__ = "numpy"  # (named np.c_ in reports)
+        self._fuse_real, self._build = real, _eager(name, build)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._build(key)
+
+    def __len__(self) -> int:
+        return 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fuse_real, name)
+
+
 LAZY_NUMPY = LazyModule(np, FUNCS)
+LAZY_NUMPY._cache.update({name: _Concatenator(name, getattr(np, name)) for name in ("r_", "c_")})

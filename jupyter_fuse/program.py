@@ -391,7 +391,8 @@ def _outputs(actions: list[tuple], effects_reads: set[Node]) -> None:
             later |= _reads(a)
             continue
         blk = a[1]
-        wanted = later | {n for s in blk.deferred for n in _reads(s)}
+        deferred = {n for s in blk.deferred for n in _reads(s)}  # (a print of values from blocks before it too)
+        wanted = later | deferred
         made: dict[int, list[Node]] = {}
         inputs = {v for v, _ in blk.inputs}
         for node, v in blk.names.items():
@@ -399,7 +400,7 @@ def _outputs(actions: list[tuple], effects_reads: set[Node]) -> None:
                 made.setdefault(v, []).append(node)
         blk.outputs = sorted(made.items())
         blk.later = set(later)
-        later |= {n for _, n in blk.inputs}
+        later |= {n for _, n in blk.inputs} | deferred
 
 
 # -- loops ------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+import re
 import shutil
 import sys
 import threading
@@ -66,6 +67,7 @@ class CpuBackend:
     def __init__(self) -> None:
         self._supported: dict[tuple, str | None] = {}
         self._rendered: dict[tuple, Rendered] = {}
+        self._programs: dict[tuple, tuple[Any, dict]] = {}  # a block's source and kernels -> its function
         self._jobs: dict[tuple[str, bool], Any] = {}  # kernel source -> its background compile (None: none)
 
     @property
@@ -209,7 +211,14 @@ class CpuBackend:
         from .cpu_program import compile_source, emit
 
         source, kernels = emit(blk)
-        return source, compile_source(source, kernels)
+        key = (_COMMENT.sub("", source), tuple(id(fn) for fn in kernels.values()))  # (comments: launch names)
+        got = self._programs.get(key)
+        if got is None:  # (a loop's blocks between syncs are one source: numba compiles it once)
+            got = self._programs[key] = (compile_source(source, kernels), kernels)  # (kernels: ids stay theirs)
+            if len(self._programs) > 256:  # a bound: forget the oldest
+                with contextlib.suppress(RuntimeError, StopIteration, KeyError):
+                    self._programs.pop(next(iter(self._programs)))
+        return source, got[0]
 
     def compile_block(self, blk: Any) -> None:
         """Compile a block's program now (a background job: ``compiler``), not at its first call. Its
@@ -269,6 +278,9 @@ class CpuBackend:
         how = "disk" if sum(disp.stats.cache_hits.values()) > hits else "compiled"
         _marker(rendered.source, parallel, _kinds(args)).touch()
         return disp.overloads[sig].entry_point, time.perf_counter() - t0, how
+
+
+_COMMENT = re.compile(r"  # .*$", re.M)
 
 
 class CallSpec:

@@ -6,9 +6,9 @@ a destination), and a rolled-up loop is a ``for`` around one copy of its body, t
 pass from one iteration to the next carried in variables. A sample, a 1-D Jacobi loop of 500
 steps (two scatter kernels a step, ``B[1:-1] = 0.33 * (A[:-2] + A[1:-1] + A[2:])`` and back)::
 
-    def program(x1, x2, p0, p1, p2, p3, p4):
-        c2_1_0 = x1.copy()  # (written in place every step: copied once, here)
-        c2_0_0 = x2.copy()
+    def program(x0, x1, p0, p1, p2, p3, p4):
+        c2_1_0 = x0.copy()  # (written in place every step: copied once, here)
+        c2_0_0 = x1.copy()
         for _t2 in range(500):  # the cell's loop (lines 2, 3), rolled back up
             fn0(p0, p1, c2_1_0, p2, c2_1_0, p3, c2_1_0, p4, c2_0_0, p3)  # k0 (line 2)
             fn0(p0, p1, c2_0_0, p2, c2_0_0, p3, c2_0_0, p4, c2_1_0, p3)  # k1 (line 3)
@@ -31,13 +31,13 @@ from ..program import Block, Instr, Loop, offsets
 def emit(blk: Block) -> tuple[str, dict[str, Any]]:
     """The block's source and the kernels it calls (name -> dispatcher); fills ``blk.params``."""
     e = _Emitter(blk)
-    names: dict[int, str] = {v: f"x{v}" for v, _ in blk.inputs}  # variable -> its name
+    names: dict[int, str] = {v: f"x{i}" for i, (v, _) in enumerate(blk.inputs)}  # variable -> its name
     for part in blk.parts:
         outs = e.unit(part, [names[v] for v in part.ins], 1, f"v{e.fresh()}_")
         names.update(zip(part.outs, outs))
     ret = [names[v] for v in blk.returns]
     e.lines.append("    return (" + "".join(f"{r}, " for r in ret) + ")")  # (always a tuple)
-    args = [f"x{v}" for v, _ in blk.inputs] + [f"p{i}" for i in range(len(blk.params))]
+    args = [f"x{i}" for i in range(len(blk.inputs))] + [f"p{i}" for i in range(len(blk.params))]
     return "\n".join([f"def program({', '.join(args)}):"] + e.lines) + "\n", e.kernels
 
 

@@ -127,3 +127,43 @@ def test_a_compiled_replay_whose_residual_changed_is_traced_and_says_where(progr
     assert "iterations of" in twin.run(program.source).program  # compiled, and every check held
     r = twin.run(program.source)  # from where the last run left the state: other residuals
     assert r.cache == "miss" and "(float()): value" in r.miss_reasons[0], r.miss_reasons
+
+
+def test_blocks_of_one_structure_share_one_compiled_function(monkeypatch):
+    """A call outside the trace each step (np.bincount) ends a compiled block there: the blocks of
+    every step are one source (inputs named by position, launch names only in comments), so numba
+    compiles it once, not once a step."""
+    from jupyter_fuse import program as program_mod
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    source = ("for t in range(12):\n"
+              "    j = (x * 3).astype(np.int64) % 5\n"
+              "    h = np.bincount(j, weights=x, minlength=5)\n"
+              "    x = x * 0.9 + h[j] * 0.01\n")
+    x0 = np.random.default_rng(4).random(20)
+    twin = Twin(lambda: {"np": np, "x": x0.copy()}, backend="cpu")
+    twin.run(source)
+    for _ in range(2):
+        twin.change(lambda ns: ns.update(x=x0.copy()))
+        r = twin.run(source)
+        assert r.cache == "hit" and r.program.startswith("compiled: "), (r.program, r.program_note)
+    (entry,) = next(iter(PLAN_CACHE.cells.values()))
+    blocks = entry.program.blocks
+    assert len(blocks) >= 12 and len({id(b.fn) for b in blocks}) <= 3, len({id(b.fn) for b in blocks})
+
+
+def test_a_print_after_a_call_reads_values_an_earlier_block_made(monkeypatch):
+    """``print(v.mean(), v[v > 0.5][0])``: the mean is made in the block before the boolean index (a
+    call outside the trace), the print is deferred into the block after it: the first block hands
+    the mean back (it was lost: a KeyError, and the replay traced instead)."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    source = "v = x * 2\nprint(v.mean(), v[v > 0.5][0])\n"
+    twin = Twin(lambda: {"np": np, "x": np.linspace(0, 1, 10)}, backend="cpu")
+    twin.run(source)
+    for _ in range(2):
+        twin.change(lambda ns: ns.update(x=np.linspace(0, 1, 10)))
+        r = twin.run(source)
+        assert r.cache == "hit" and r.program.startswith("compiled: "), (r.program, r.program_note)

@@ -33,13 +33,7 @@ def _setup(program):
 
 
 # known gaps, each a bug to fix (strict: a fix makes the test say so)
-KNOWN = {
-    "gd_linreg_while": "np.c_[...] reads its arrays outside the trace (__array__): the cell is unreplayable",
-    "logistic_bifurcation": "a compiled replay of print(v.mean(), v[v > 0.5][0]) fails with a KeyError on the "
-                            "printed node (the replay is traced instead)",
-    "kalman": "a compiled replay fails with a KeyError on a node read after the program block "
-              "(Node(sqrt, f8[])): traced instead",
-}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("program", [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN[p.name], strict=True))

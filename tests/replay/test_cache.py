@@ -150,6 +150,9 @@ REPLAYABLE = [
     "from functools import reduce\ny = reduce(np.add, [x, x * 2, x])",
     "from numpy.lib.stride_tricks import sliding_window_view\ny = sliding_window_view(x, 2).sum(axis=1)",
     "from numpy import dot, outer\ny = dot(x, x) + outer(x, x)",
+    # np.c_ and np.r_ of lazy arrays, scalars, slices and directives: built by NumPy, as a recorded call
+    "Xb = np.c_[np.ones(len(x)), x * 2]\ny = Xb @ np.r_[0.5, x[:1]]",
+    "r = np.r_[x * 2, 0, 1:3, x[::-1]]\nm = np.r_['0,2', x, x + 1]\nc = np.c_[x]",
 ]
 
 
