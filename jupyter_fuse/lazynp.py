@@ -385,8 +385,8 @@ def _reducer(name: str, has_dtype: bool, has_ddof: bool = False) -> Callable:
     return fn
 
 
-def clip(a: Any, a_min: Any = None, a_max: Any = None, **kw: Any) -> Any:
-    if kw:
+def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: Any) -> Any:
+    if kw or out is not None and not (isinstance(out, LazyArray) and not out.scalar):
         raise Unsupported("clip(**kwargs)")
     a = _lazy(a)
     np.clip(np.zeros((), a.dtype), views_probe(a_min), views_probe(a_max))  # NumPy validates
@@ -394,13 +394,113 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, **kw: Any) -> Any:
         info = np.iinfo(a.dtype)
         a_min = None if type(a_min) is int and a_min <= info.min else a_min
         a_max = None if type(a_max) is int and a_max >= info.max else a_max
-    if a_min is None and a_max is None:
-        return elementwise("positive", [a])
-    if a_min is None:  # NumPy's own clip does exactly this
-        return elementwise("minimum", [a, a_max])
-    if a_max is None:
-        return elementwise("maximum", [a, a_min])
-    return elementwise("clip", [a, a_min, a_max])
+    op, args = (("positive", [a]) if a_min is None and a_max is None else ("minimum", [a, a_max]) if a_min is None
+                else ("maximum", [a, a_min]) if a_max is None else ("clip", [a, a_min, a_max]))  # (NumPy's _clip)
+    return elementwise(op, args) if out is None else ufunc_out(op, args, out)  # (np.clip(T, 0, 1, out=T))
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """``np.roll``: a copy laid out like ``a`` (NumPy's ``empty_like``), each rolled axis written as
+    its two slices, one axis after another (the values are moved, never computed: exactly NumPy's)."""
+    a = _lazy(a)
+    if a.scalar or isinstance(shift, LazyArray) or isinstance(axis, LazyArray):
+        raise Unsupported("np.roll of a scalar, or by a lazy shift")
+    if axis is None:
+        return roll(a.ravel(), shift, 0).reshape(a.shape)
+    try:
+        pairs = np.broadcast(shift, axis)
+    except ValueError:
+        raise Unsupported("np.roll: NumPy says why") from None
+    if pairs.ndim > 1 or any(not isinstance(x, (int, np.integer)) for pair in pairs for x in pair):
+        raise Unsupported("np.roll: NumPy says why")
+    pairs = np.broadcast(shift, axis)
+    shifts = dict.fromkeys(range(a.ndim), 0)
+    for sh, ax in pairs:
+        shifts[normalize_axis_tuple(int(ax), a.ndim)[0]] += int(sh)
+    out = a
+    for ax, sh in shifts.items():
+        n = a.shape[ax]
+        k = sh % n if n else 0
+        if k:
+            src, out = out, out.copy(order="K")
+            head = (slice(None),) * ax
+            out[head + (slice(k, None),)] = src[head + (slice(None, n - k),)]
+            out[head + (slice(None, k),)] = src[head + (slice(n - k, None),)]
+    return a.copy(order="K") if out is a else out
+
+
+def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``np.concatenate`` of C-ordered pieces: a new array written piece by piece (values moved,
+    never computed). Other layouts, ``out=``, ``dtype=`` and whatever NumPy rejects run in NumPy."""
+    if out is not None or dtype is not None or casting != "same_kind" or type(arrays) not in (list, tuple):
+        raise Unsupported("np.concatenate with these arguments")
+    parts = [_lazy(a) for a in arrays]
+    if not parts or any(p.ndim == 0 for p in parts):
+        raise Unsupported("np.concatenate: NumPy says why")
+    if axis is None:
+        parts, axis = [p.ravel() for p in parts], 0
+    nd = parts[0].ndim
+    if isinstance(axis, LazyArray) or any(p.ndim != nd for p in parts):
+        raise Unsupported("np.concatenate: NumPy says why")
+    ax = normalize_axis_tuple(axis, nd)[0]
+    rest = [p.shape[:ax] + p.shape[ax + 1:] for p in parts]
+    if any(r != rest[0] for r in rest) or any(nd > 1 and views.like_order(p._ghost()) is not None for p in parts):
+        raise Unsupported("np.concatenate: other shapes or memory orders")  # (NumPy's result keeps their order)
+    result_dtype = np.result_type(*[p.dtype for p in parts])
+    _require_traceable(result_dtype)
+    shape = parts[0].shape[:ax] + (sum(p.shape[ax] for p in parts),) + parts[0].shape[ax + 1:]
+    res = zeros(shape, dtype=result_dtype)
+    start, head = 0, (slice(None),) * ax
+    for p in parts:
+        n = p.shape[ax]
+        if n:
+            res[head + (slice(start, start + n),)] = p
+        start += n
+    return res
+
+
+def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    if type(arrays) not in (list, tuple) or not arrays:
+        raise Unsupported("np.stack: NumPy says why")
+    parts = [_lazy(a) for a in arrays]
+    if any(p.shape != parts[0].shape for p in parts):
+        raise Unsupported("np.stack: NumPy says why")
+    ax = normalize_axis_tuple(axis, parts[0].ndim + 1)[0]
+    return concatenate([expand_dims(p, ax) for p in parts], ax, out, dtype=dtype, casting=casting)
+
+
+def _at_least(p: LazyArray, nd: int) -> LazyArray:
+    return p.reshape((1,) * (nd - p.ndim) + p.shape) if p.ndim < nd else p  # (1-D to 2-D: a row)
+
+
+def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    if type(tup) not in (list, tuple):
+        raise Unsupported("np.vstack of a generator")
+    return concatenate([_at_least(_lazy(a), 2) for a in tup], 0, dtype=dtype, casting=casting)
+
+
+def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    if type(tup) not in (list, tuple):
+        raise Unsupported("np.hstack of a generator")
+    parts = [_at_least(_lazy(a), 1) for a in tup]
+    return concatenate(parts, 0 if parts and parts[0].ndim == 1 else 1, dtype=dtype, casting=casting)
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, **kw: Any) -> Any:
+    """``np.diff`` as NumPy computes it: ``n`` differences of neighbouring slices."""
+    if kw or type(n) is not int or n < 0:
+        raise Unsupported("np.diff with prepend/append, or NumPy says why")
+    if n == 0:
+        return a
+    a = _lazy(a)
+    if a.ndim == 0 or isinstance(axis, LazyArray):
+        raise Unsupported("np.diff: NumPy says why")
+    ax = normalize_axis_tuple(axis, a.ndim)[0]
+    head = (slice(None),) * ax
+    op = "not_equal" if a.dtype == np.bool_ else "subtract"
+    for _ in range(n):
+        a = elementwise(op, [a[head + (slice(1, None),)], a[head + (slice(None, -1),)]])
+    return a
 
 
 def views_probe(x: Any) -> Any:
@@ -650,7 +750,8 @@ FUNCS: dict[str, Callable] = {
     "copy": lambda a, order="K", subok=False: _as_0d_array(_lazy(a).copy(order)),  # (a NumPy scalar's is 0-d)
     "astype": lambda x, dtype, copy=True, **kw: _lazy(x).astype(dtype, copy=copy),
     "expand_dims": expand_dims, "broadcast_to": broadcast_to,
-    "where": where, "clip": clip, "dot": dot, "round": round_, "around": round_,
+    "where": where, "clip": clip, "dot": dot, "roll": roll, "diff": diff,
+    "concatenate": concatenate, "stack": stack, "vstack": vstack, "hstack": hstack, "round": round_, "around": round_,
     "shape": lambda a: np.shape(a) if not isinstance(a, LazyArray) else a.shape,
     "ndim": lambda a: np.ndim(a) if not isinstance(a, LazyArray) else a.ndim,
     "size": lambda a, axis=None: (a.size if axis is None else a.shape[axis]) if isinstance(a, LazyArray) else np.size(a, axis),

@@ -1113,14 +1113,17 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                     res = _pw_div(acc, f"max(({n_expr}) - {ddof}, 0)", w)
                     if r.op == "std":
                         res = _result(f"np.sqrt({res})", w, w)
-            elif r.op == "mean":  # NumPy: the sum in the result dtype, divided by the count
-                res, src = f"({_cast(acc, F64, w)} / {_cast(n_expr, I64, w)})", w
+            elif r.op == "mean":  # NumPy: the sum in the result dtype (an int one wraps), divided by the count
+                total = f"np.{r.dtype.name}({acc})" if r.dtype.kind in "iu" else acc  # (numba's adds widen)
+                res, src = f"({_cast(total, _acc_dtype(r), w)} / {_cast(n_expr, I64, w)})", w
             elif r.op in ("var", "std"):
                 ddof = dict(r.params).get("ddof") or 0
                 res, src = f"({_cast(acc, F64, w)} / {_cast(f'max(({n_expr}) - {ddof}, 0)', I64, w)})", w
                 if r.op == "std":
                     res = f"np.sqrt({res})"
             ctx.names[r] = ctx.fresh("r")
+            if src == r.dtype and r.dtype.kind in "iu" and r.dtype.itemsize < 8:
+                res = f"np.{r.dtype.name}({res})"  # (numba widens small ints as it adds and multiplies: wrap)
             lines.append(f"{ctx.names[r]} = {_cast(res, src, r.dtype)}")
 
     def loops(dims: list[int], body: list[str], first_parallel: bool, bounds: dict[int, tuple[str, str]] | None = None) -> list[str]:

@@ -292,7 +292,12 @@ class _Draw:
             c = self.expr(depth + 1)
             return r.choice([f"np.where({c} > 0, {self.expr(depth + 1)}, {self.expr(depth + 1)})",
                              f"np.clip({c}, {r.choice(['0', '-1', 'None', '1.5'])}, {r.choice(['3', '2.5', 'None'])})",
-                             f"{c}.clip(0, 5)"])
+                             f"{c}.clip(0, 5)",
+                             f"np.roll({c}, {r.choice(['1', '-2', '(1, 1)', '0', '5'])}"
+                             f"{r.choice(['', ', axis=0', ', axis=-1', ', axis=(0, -1)'])})",
+                             f"np.{r.choice(['concatenate', 'stack', 'vstack', 'hstack'])}([{c}, {c}])",
+                             f"np.concatenate([{c}, {c}], axis={r.choice(['-1', 'None', '1'])})",
+                             f"np.diff({c}{r.choice(['', ', 2', ', axis=0'])})"])
         return self.fancy_read()
 
     def reduction(self) -> str:

@@ -164,9 +164,24 @@ def test_a_max_min_tie_of_signed_zeros_is_numpys(source, opts):
     "r = x.mean(dtype=np.int64)", "r = x.mean(axis=0, dtype=np.int64); s = x.mean(axis=1, dtype=np.int32)",
     "r = np.mean(x * 100, dtype=np.int8)", "r = i.mean(dtype=np.int64); s = i.mean(dtype=np.uint8, keepdims=True)",
     "r = (x * 10).mean(dtype=np.int16) + 1",
+    # the sum wraps in the small dtype before the division (fuzz seed 60130: 65541 / 3 where NumPy has 6 / 3)
+    "r = np.mean(h[:-1], axis=0, dtype=np.uint16)", "r = h.mean(dtype=np.uint8); s = h.mean(axis=1, dtype=np.int8)",
 )
 def test_mean_with_an_integer_dtype_sums_in_it(source, opts):
-    check(source, "x = np.array([[0.6, 1.7], [-0.5, 2.9]]); i = np.arange(7)", **opts)
+    check(source, "x = np.array([[0.6, 1.7], [-0.5, 2.9]]); i = np.arange(7); "
+          "h = np.array([3, -1, 2, -6, 2, 6, -2, -1, -3, -6, 1, -2, 7, 6, -5, -2], np.int16).reshape(4, 4, 1)[::-1] * 300",
+          **opts)
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    # a small-int reduction read by the same kernel wraps first (fuzz seed 3000037: 65534 * 65534 unwrapped)
+    "v = np.prod(d, axis=0, dtype=np.uint16) * w", "v = np.sum(d * 9000, axis=1, dtype=np.int16) + w[:, 0]",
+    "v = (d * 100).astype(np.uint8).sum(axis=0, dtype=np.uint8) * 1.5", "v = np.prod(d, dtype=np.int8) * w",
+)
+def test_small_int_reductions_wrap_before_they_are_read(source, opts):
+    check(source, "d = np.array([[8.0, 5.0, -2.0, -4.0], [12.0, 2.0, -5.0, -8.25]]); w = np.linspace(0.5, 1, 8).reshape(2, 4)",
+          **opts)
+
 
 
 FLOATS_PAST_UINT64 = ("v = np.array([np.nan, np.inf, -np.inf, 1e30, 2.0**64, 2.0**63, 2.0**63 + 4096, 300.0, -1.0, -2.0**63, "
