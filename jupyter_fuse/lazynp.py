@@ -486,6 +486,13 @@ def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
     return concatenate(parts, 0 if parts and parts[0].ndim == 1 else 1, dtype=dtype, casting=casting)
 
 
+def outer(a: Any, b: Any, out: Any = None) -> Any:
+    """``np.outer``: NumPy's own ``multiply(a.ravel()[:, None], b.ravel()[None, :])``."""
+    if out is not None:
+        raise Unsupported("np.outer(out=)")
+    return elementwise("multiply", [_lazy(a).ravel()[:, None], _lazy(b).ravel()[None, :]])
+
+
 def diff(a: Any, n: int = 1, axis: int = -1, **kw: Any) -> Any:
     """``np.diff`` as NumPy computes it: ``n`` differences of neighbouring slices."""
     if kw or type(n) is not int or n < 0:
@@ -750,7 +757,7 @@ FUNCS: dict[str, Callable] = {
     "copy": lambda a, order="K", subok=False: _as_0d_array(_lazy(a).copy(order)),  # (a NumPy scalar's is 0-d)
     "astype": lambda x, dtype, copy=True, **kw: _lazy(x).astype(dtype, copy=copy),
     "expand_dims": expand_dims, "broadcast_to": broadcast_to,
-    "where": where, "clip": clip, "dot": dot, "roll": roll, "diff": diff,
+    "where": where, "clip": clip, "dot": dot, "roll": roll, "diff": diff, "outer": outer,
     "concatenate": concatenate, "stack": stack, "vstack": vstack, "hstack": hstack, "round": round_, "around": round_,
     "shape": lambda a: np.shape(a) if not isinstance(a, LazyArray) else a.shape,
     "ndim": lambda a: np.ndim(a) if not isinstance(a, LazyArray) else a.ndim,

@@ -36,7 +36,7 @@ from ..ir import Node
 from ..ops import family
 from ..fperrors import errors_raise
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
-from .numpy import execute_plan, kernel_entry, resolve, run_on_numpy
+from .numpy import execute_plan, kernel_entry, numpy_launcher, resolve, run_on_numpy
 
 RAISE = "np.errstate/np.seterr asks for errors to raise: NumPy's own loops check them, compiled kernels do not"
 COMPILING = ("numba compiles it in the background (a small kernel's first run does not wait): NumPy ran it "
@@ -108,7 +108,7 @@ class CpuBackend:
 
     def _launcher(self, kernel: Kernel, plan: Any) -> Callable[[dict, Any], None]:
         if kernel.kind == "single":
-            return lambda values, report: run_on_numpy(kernel, values, report, kernel.reason)
+            return numpy_launcher(kernel, kernel.reason)
         try:
             rendered = self._render(kernel)
         except CannotRender as e:  # the partitioner asked supports(); this is a bug if it happens

@@ -33,12 +33,21 @@ def emit(blk: Block) -> tuple[str, dict[str, Any]]:
     e = _Emitter(blk)
     names: dict[int, str] = {v: f"x{i}" for i, (v, _) in enumerate(blk.inputs)}  # variable -> its name
     for part in blk.parts:
-        outs = e.unit(part, [names[v] for v in part.ins], 1, f"v{e.fresh()}_")
+        outs = e.unit(part, [_name(names, blk, v) for v in part.ins], 1, f"v{e.fresh()}_")
         names.update(zip(part.outs, outs))
     ret = [names[v] for v in blk.returns]
     e.lines.append("    return (" + "".join(f"{r}, " for r in ret) + ")")  # (always a tuple)
     args = [f"x{i}" for i in range(len(blk.inputs))] + [f"p{i}" for i in range(len(blk.params))]
     return "\n".join([f"def program({', '.join(args)}):"] + e.lines) + "\n", e.kernels
+
+
+def _name(names: dict[int, str], blk: Block, v: int) -> str:
+    """A variable's name; one an earlier iteration of a rolled loop left is its row of the loop's
+    history (a kernel after the loop reads the value of step 3 of 50)."""
+    if v in names:
+        return names[v]
+    hv, off, size = blk.aliases[v]
+    return f"{_name(names, blk, hv)}[{off}:{off + size}]"
 
 
 class _Emitter:

@@ -357,7 +357,6 @@ POSITIONAL_OUT = ("o = x * 0\nr = y.cumsum(0, None, o)\nr[0] = 7.0\nz = o + 1",
     "r = np.repeat(y, np.True_)",  # a NumPy bool: neither an int nor an integer dtype to CuPy
     "r = np.searchsorted(y, 5.0)",  # a scalar v: CuPy wants an array
     "r = np.searchsorted(i * 1, y)",  # other dtypes: CuPy compares raw values, NumPy converts first
-    "r = np.outer(y, (1, 2))", "r = np.outer(3, y)",  # CuPy ravels both: arrays only
     "r = np.bincount(i, weights=(1, 2, 3, 4))",
     *POSITIONAL_OUT,  # out= by position
     "k = np.searchsorted(y, [0.5, 1.0])",  # a list: CuPy refuses it

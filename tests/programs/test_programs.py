@@ -167,3 +167,19 @@ def test_a_print_after_a_call_reads_values_an_earlier_block_made(monkeypatch):
         twin.change(lambda ns: ns.update(x=np.linspace(0, 1, 10)))
         r = twin.run(source)
         assert r.cache == "hit" and r.program.startswith("compiled: "), (r.program, r.program_note)
+
+
+def test_a_kernel_after_a_rolled_loop_reads_an_earlier_iterations_value(monkeypatch):
+    """The partitioner puts the column writes after the loop that computes ``v``: each reads one
+    iteration's ``v``, which the compiled loop keeps as a row of its history (the program read a
+    variable it never defined: a KeyError, and the replay ran kernel by kernel)."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    source = "for it in range(4):\n    v = v / (v * v).sum()\n    B[:, it] = v[:4]\n"
+    twin = Twin(lambda: {"np": np, "v": np.linspace(1, 2, 6), "B": np.zeros((4, 4))}, backend="cpu")
+    twin.run(source)
+    for _ in range(2):
+        twin.change(lambda ns: ns.update(v=np.linspace(1, 2, 6), B=np.zeros((4, 4))))
+        r = twin.run(source)
+        assert r.cache == "hit" and "iterations of" in r.program, (r.program, r.program_note)

@@ -1,5 +1,6 @@
 """NumPy functions real programs call in their loops, traced instead of run outside the trace:
-``np.roll`` (periodic stencils) and ``np.clip(..., out=)``. Each against plain NumPy on every
+``np.roll`` (periodic stencils), ``np.clip(..., out=)``, ``np.concatenate``/``stack``/``vstack``/
+``hstack``, ``np.diff`` and ``np.outer``. Each against plain NumPy on every
 backend (values, dtypes, layouts, aliasing, errors), and traced: no fallback, so a loop of them is
 one graph and a replay one program."""
 
@@ -14,7 +15,8 @@ BACKENDS = [pytest.param({"backend": "numpy"}, id="numpy"), pytest.param({"backe
 SETUP = ("a = np.arange(12.0).reshape(3, 4); f = np.asfortranarray(a); v = np.arange(7, dtype=np.int32); "
          "e = np.zeros((0, 3)); s = np.float64(2.5)")
 
-ROLLS = [
+CELLS = [
+    # np.roll
     "r = np.roll(v, 2)", "r = np.roll(v, -9)", "r = np.roll(v, 0)", "r = np.roll(v, 7)",
     "r = np.roll(a, 1)", "r = np.roll(a, 1, axis=0)", "r = np.roll(a, -1, axis=1) + a",
     "r = np.roll(a, (1, -2), axis=(0, 1))", "r = np.roll(a, 3, axis=(0, 1))", "r = np.roll(a, (1, 1), axis=(1, 1))",
@@ -23,34 +25,12 @@ ROLLS = [
     "u = a * 2\nfor i in range(3):\n    u = 0.5 * (np.roll(u, 1, 0) + np.roll(u, -1, 1))",
     "r = np.roll(a, 1, axis=2)", "r = np.roll(a, (1, 2), axis=(0, 1, 0))", "r = np.roll(a, 1.5)",
     "r = np.roll(s, 1)", "r = np.roll(a, np.int64(2), axis=np.int8(1))",
-]
-
-
-@pytest.mark.parametrize("opts", BACKENDS)
-@pytest.mark.parametrize("source", ROLLS)
-def test_roll_is_numpys(source, opts):
-    check(source, SETUP, **opts)
-
-
-@pytest.mark.parametrize("opts", BACKENDS)
-@pytest.mark.parametrize("source", [
+    # np.clip(out=)
     "h = a + 0; np.clip(a, 2, 9, out=a)", "r = np.clip(a, None, 5, out=a); same = r is a",
     "np.clip(v, 1, 4, out=v)", "np.clip(a[1:], 0, 3, out=a[:-1])", "np.clip(a, 0.5, 3, out=v[:4])",
     "b = np.empty_like(a); np.clip(a, 2, None, out=b)", "np.clip(a, None, None, out=a)",
     "w = a.T; np.clip(w, 1, 6, out=w)",
-])
-def test_clip_into_out_is_numpys(source, opts):
-    check(source, SETUP, **opts)
-
-
-@pytest.mark.parametrize("source", ["r = np.roll(a, 1, axis=0) + np.roll(a, -1, axis=1)",
-                                    "np.clip(a, 0, 5, out=a)\nr = a * 2"])
-def test_traced_not_run_outside_the_trace(source):
-    f = check(source, SETUP, backend="cpu")
-    assert not f.report.fallbacks, f.report.fallbacks
-
-
-JOINS = [
+    # joins
     "r = np.concatenate([a, a * 2])", "r = np.concatenate((a, a[:1]), axis=0)", "r = np.concatenate([a, a], axis=1)",
     "r = np.concatenate([a, a], axis=-1)", "r = np.concatenate([v, v.astype(np.float32)])",
     "r = np.concatenate([v, [1, 2]])", "r = np.concatenate([a, e.reshape(0, 4)])", "r = np.concatenate([a, a], axis=None)",
@@ -62,28 +42,26 @@ JOINS = [
     "r = np.vstack([v, v])", "r = np.vstack([a, v[:4]])", "r = np.vstack([s, s])", "r = np.vstack([f, f])",
     "r = np.hstack([v, v])", "r = np.hstack([a, a])", "r = np.hstack([s, v])", "r = np.hstack([a, v])",
     "rows = []\nfor i in range(3):\n    rows.append(v * i)\nr = np.vstack(rows)\nt = r.sum(axis=1)",
-]
-
-
-@pytest.mark.parametrize("opts", BACKENDS)
-@pytest.mark.parametrize("source", JOINS)
-def test_joins_are_numpys(source, opts):
-    check(source, SETUP, **opts)
-
-
-@pytest.mark.parametrize("opts", BACKENDS)
-@pytest.mark.parametrize("source", [
+    # np.diff, np.outer
     "r = np.diff(v)", "r = np.diff(v, 2)", "r = np.diff(v, 0); same = r is v", "r = np.diff(a, axis=0)",
     "r = np.diff(a, n=3, axis=-1)", "r = np.diff(v > 3)", "r = np.diff(f, axis=1)", "r = np.diff(e, axis=0)",
     "r = np.diff(v, 9)", "r = np.diff(s)", "r = np.diff(v, -1)", "r = np.diff(a, axis=2)",
     "r = np.diff(v, prepend=0)", "r = np.diff(v.astype(np.uint8))",
-])
-def test_diff_is_numpys(source, opts):
+    "r = np.outer(v, a[0])", "r = np.outer(a, v > 2)", "r = np.outer(3, v)", "r = np.outer(s, [1, 2])",
+    "r = np.outer(v > 1, v < 5)", "r = np.outer(a.T, f)", "r = np.outer(e, v)", "r = np.outer(v, v, out=np.empty((7, 7)))",
+]
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@pytest.mark.parametrize("source", CELLS)
+def test_is_numpys(source, opts):
     check(source, SETUP, **opts)
 
 
-@pytest.mark.parametrize("source", ["r = np.concatenate([a, a * 2]) + 1", "r = np.stack([v, v]) * 2",
-                                    "r = np.vstack([v, v]).sum(axis=0) + np.hstack([v, v])[:7]", "r = np.diff(a, axis=0) * 2"])
-def test_joins_and_diff_are_traced(source):
+@pytest.mark.parametrize("source", ["r = np.roll(a, 1, axis=0) + np.roll(a, -1, axis=1)", "np.clip(a, 0, 5, out=a)\nr = a * 2",
+                                    "r = np.concatenate([a, a * 2]) + 1", "r = np.stack([v, v]) * 2",
+                                    "r = np.vstack([v, v]).sum(axis=0) + np.hstack([v, v])[:7]", "r = np.diff(a, axis=0) * 2",
+                                    "r = np.outer(v, v) - 1"])
+def test_traced_not_run_outside_the_trace(source):
     f = check(source, SETUP, backend="cpu")
     assert not f.report.fallbacks, f.report.fallbacks
