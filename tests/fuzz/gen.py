@@ -329,7 +329,8 @@ class _Draw:
 
     def cast(self) -> str:
         r = self.rng
-        src = self.view(self.pick(self.arrays()) or "np.arange(3)")
+        name = self.pick(self.arrays())
+        src = self.view(name) if name is not None else "np.arange(3)"
         return r.choice([f"{src}.astype(np.{r.choice(DTYPES)})", f"np.copy({src})", f"{src}.copy()", f"np.array({src})",
                          f"np.asarray({src}, dtype=np.{r.choice(DTYPES)})", f"np.ascontiguousarray({src})",
                          f"np.zeros_like({src})", f"np.ones_like({src}, dtype=np.{r.choice(DTYPES)})", f"np.full_like({src}, 2)",
@@ -566,7 +567,9 @@ def _zero_signs_ignored():
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?|inf|nan)", re.I)
-_LOW_PRECISION = re.compile(r"\b(float32|float16|complex64|half|single|csingle)\b")
+# dtypes whose float results are float16/float32 (NumPy's exp of int16 data is float32, of int8 or bool
+# float16): NumPy's SIMD loops round them differently from libm
+_LOW_PRECISION = re.compile(r"\b(float32|float16|complex64|half|single|csingle|u?int8|u?int16|bool)\b")
 
 
 def _close_text(p: str, f: str) -> bool:
