@@ -506,3 +506,12 @@ def test_an_ode_right_hand_side_is_one_kernel():
 def test_an_array_of_lazy_values_is_not_a_sync():
     r = jf.run_cell("k = np.array([s[1] - s[0], s[0] * s[2]])", {"np": np, "s": np.array([1.0, 2.0, 3.0])})
     assert not r.fallbacks and not r.syncs
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = np.sqrt(a[None]) + b\nv[...] = a[None]", "v = a[None].astype(np.complex128)\nw = v.reshape(-1)",
+       "v = np.maximum(np.sqrt(np.expand_dims(a, 0)), np.round(b, 0))\nv[...] = a[None]")
+def test_a_size_one_axis_gets_c_strides(source, opts):
+    """NumPy's order='K' can give a size-1 axis the stride of the axis after it (a cast of ``a[None]``):
+    C-contiguous by the flags, but not the strides NumPy gives a C-ordered result (fuzz seed 74830)."""
+    check(source, "a = np.array([1, 7, 254, 5], dtype=np.uint8)[::2]; b = np.array([-0.5j, 0.5 - 1.5j])", **opts)
