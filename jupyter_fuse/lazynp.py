@@ -408,12 +408,12 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     if axis is None:
         return roll(a.ravel(), shift, 0).reshape(a.shape)
     try:
-        pairs = np.broadcast(shift, axis)
+        both = np.broadcast(shift, axis)
     except ValueError:
         raise Unsupported("np.roll: NumPy says why") from None
-    if pairs.ndim > 1 or any(not isinstance(x, (int, np.integer)) for pair in pairs for x in pair):
+    pairs = list(both)
+    if both.ndim > 1 or any(not isinstance(x, (int, np.integer)) for pair in pairs for x in pair):
         raise Unsupported("np.roll: NumPy says why")
-    pairs = np.broadcast(shift, axis)
     shifts = dict.fromkeys(range(a.ndim), 0)
     for sh, ax in pairs:
         shifts[normalize_axis_tuple(int(ax), a.ndim)[0]] += int(sh)

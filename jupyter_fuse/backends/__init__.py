@@ -43,7 +43,9 @@ def forget_rendered() -> None:
     """Drop the kernels the process-wide backends rendered (``%fuse_cache --clear``): they are keyed
     by their nodes, which they keep alive (compiled code stays: it is keyed by source)."""
     for backend in _INSTANCES.values():
-        getattr(backend, "_rendered", {}).clear()
+        forget = getattr(backend, "forget_rendered", None)
+        if forget is not None:
+            forget()
 
 
 def get_backend(name: str, *, dry_run: bool = False, keep: bool = False, emulate: bool = False) -> Backend:

@@ -220,6 +220,10 @@ class CpuBackend:
                     self._programs.pop(next(iter(self._programs)))
         return source, got[0]
 
+    def forget_rendered(self) -> None:
+        """Drop the rendered kernels (keyed by their nodes, which they keep alive); compiled code stays."""
+        self._rendered.clear()
+
     def compile_block(self, blk: Any) -> None:
         """Compile a block's program now (a background job: ``compiler``), not at its first call. Its
         argument types are known: the inputs as 1-D C-contiguous arrays, as ``program.run_block`` passes them."""

@@ -1104,6 +1104,10 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             res = f"{acc}_i" if r.op in ("argmax", "argmin") else acc
             w = _work_dtype(r)
             src = np.dtype(np.int64) if r.op in ("argmax", "argmin") else _acc_dtype(r)
+            if res == acc and src.kind in "iu" and src.itemsize < 8:
+                # numba widens small ints as it adds and multiplies: the total wraps to its dtype here, before
+                # anything reads it (a uint16 prod, an int8 mean's sum)
+                acc = res = f"np.{src.name}({acc})"
             if r in pw:
                 w = src = _pw_dtype(r)
                 if r.op == "mean":
@@ -1114,16 +1118,13 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                     if r.op == "std":
                         res = _result(f"np.sqrt({res})", w, w)
             elif r.op == "mean":  # NumPy: the sum in the result dtype (an int one wraps), divided by the count
-                total = f"np.{r.dtype.name}({acc})" if r.dtype.kind in "iu" else acc  # (numba's adds widen)
-                res, src = f"({_cast(total, _acc_dtype(r), w)} / {_cast(n_expr, I64, w)})", w
+                res, src = f"({_cast(acc, _acc_dtype(r), w)} / {_cast(n_expr, I64, w)})", w
             elif r.op in ("var", "std"):
                 ddof = dict(r.params).get("ddof") or 0
                 res, src = f"({_cast(acc, F64, w)} / {_cast(f'max(({n_expr}) - {ddof}, 0)', I64, w)})", w
                 if r.op == "std":
                     res = f"np.sqrt({res})"
             ctx.names[r] = ctx.fresh("r")
-            if src == r.dtype and r.dtype.kind in "iu" and r.dtype.itemsize < 8:
-                res = f"np.{r.dtype.name}({res})"  # (numba widens small ints as it adds and multiplies: wrap)
             lines.append(f"{ctx.names[r]} = {_cast(res, src, r.dtype)}")
 
     def loops(dims: list[int], body: list[str], first_parallel: bool, bounds: dict[int, tuple[str, str]] | None = None) -> list[str]:

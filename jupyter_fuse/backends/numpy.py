@@ -67,7 +67,8 @@ def as_result(node: Node, value: Any) -> np.ndarray:
                              f"traced as {node.dtype}{node.shape}")
     if node.layout is not None and value.strides == node.layout[1]:
         return value
-    if value.flags.c_contiguous and (value.ndim < 2 or value.strides == views.c_strides(node.shape, value.itemsize)):
+    if value.flags.c_contiguous and (1 not in value.shape and 0 not in value.shape  # (only then can strides differ)
+                                     or value.strides == views.c_strides(node.shape, value.itemsize)):
         return value
     return np.array(value, order="C")  # (NumPy's order='K' can give a size-1 axis another stride: C's here)
 
