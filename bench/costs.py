@@ -157,7 +157,7 @@ def main() -> None:
     for ops in (1_000, 10_000, 100_000):
         print(f"plan:   {partition_per_op(ops, max(1, a.repeat // 2)) * 1e6:6.1f} us per op, "
               f"fuse.partition on one graph of {ops:,} ops")
-    for steps in (125, 1250):
+    for steps in (125, 1250, 12500):
         print(f"plan:   {plan_per_op_in_cell(steps, a.repeat) * 1e6:6.1f} us per op in a cell of {steps * 8:,} ops "
               "(structure keys; a partition per distinct chunk)")
     launch, by_kernel, kernels, over, total, program = launch_and_replay(a.repeat)

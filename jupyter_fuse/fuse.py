@@ -23,8 +23,10 @@ Everything else stays in registers and is never written to memory.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -82,23 +84,36 @@ def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool =
     """
     p = _Partitioner(computed, lines or {}, implicit or set(), supports or (lambda n: None), synced or {})
     p.staged = staged
-    for node in toposort(targets, stop=computed):
-        if node not in computed and node.kind == "op":
-            p.place(node) if fuse else p.place_eager(node)
-    keep = set(targets) | keep
-    keep |= {n.storage() for n in keep}
-    if fuse:
-        p.merge_siblings()
-    if keep_reductions:
-        keep |= {n for k in p.kernels for n in k.nodes if k.phase.get(n) == "red"}
-    kernels = p.finish(keep)
-    return Plan(kernels, p.breaks, keep, _free_after(kernels, keep), p.inplace(kernels, keep))
+    place = p.place if fuse else p.place_eager
+    with _no_gc():  # planning allocates much and frees nothing: a collection would only walk the whole heap
+        for node in toposort(targets, stop=computed):
+            if node.kind == "op" and node not in computed:
+                place(node)
+        keep = set(targets) | keep
+        keep |= {n.storage() for n in keep}
+        if fuse:
+            p.merge_siblings()
+        if keep_reductions:
+            keep |= {n for k in p.kernels for n in k.nodes if k.phase.get(n) == "red"}
+        kernels = p.finish(keep)
+        return Plan(kernels, p.breaks, keep, _free_after(kernels, keep), p.inplace(kernels, keep))
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class _Partitioner:
     """Greedy placement in dependency order. Every step costs the same however large the graph
     grows (a 100k-op loop plans at the per-op cost of a 10-op cell): no walk over all kernels or
-    all breaks per node. Kernel dependencies are a graph with reverse edges; ``reach[id(k)]`` is an
+    all breaks per node. Kernel dependencies are a graph with reverse edges; ``reach[k]`` is an
     upper bound of the largest ``seq`` reachable from ``k`` along them, so a cycle check only
     walks kernels that could lead to the one it looks for."""
 
@@ -109,11 +124,11 @@ class _Partitioner:
         self.supports, self.synced = supports, synced
         self.kernels: list[Kernel] = []  # in creation order; merged-away kernels stay, marked in ``merged``
         self.owner: dict[Node, Kernel] = {}
-        self.deps: dict[int, set[int]] = {}  # id(kernel) -> ids of kernels it reads from
-        self.rdeps: dict[int, set[int]] = {}  # id(kernel) -> ids of kernels reading from it
-        self.reach: dict[int, int] = {}
-        self.by_id: dict[int, Kernel] = {}
-        self.merged: dict[int, Kernel] = {}  # id(absorbed kernel) -> the kernel it went into
+        # (kernels hash by identity: Kernel is ``eq=False``)
+        self.deps: dict[Kernel, set[Kernel]] = {}  # kernel -> kernels it reads from
+        self.rdeps: dict[Kernel, set[Kernel]] = {}  # kernel -> kernels reading from it
+        self.reach: dict[Kernel, int] = {}
+        self.merged: dict[Kernel, Kernel] = {}  # absorbed kernel -> the kernel it went into
         self.spaces: dict[tuple, list[Kernel]] = {}  # (kind, shape, axes) -> kernels, for siblings
         self.breaks: list[dict] = []
         self._cuts: set[tuple] = set()
@@ -139,28 +154,36 @@ class _Partitioner:
                 self._break(a, k, reason)
             return
         why: dict[Node, str] = {}  # arg -> why the node could not join the arg's kernel
-        for k, role in self._candidates(node, why) + self._siblings(node):
-            if self._can_join(k, node, role, why):
-                self._join(k, node, role)
-                break
-        else:
-            k = self._new(_kind_alone(node), node)
+        k = self._first_joinable(self._candidates(node, why), node, why)
+        if k is None:  # (siblings are looked for only when no argument's kernel takes the node)
+            k = self._first_joinable(self._siblings(node), node, why) or self._new(_kind_alone(node), node)
         # the specific reasons first: a cut between two kernels is recorded once, with its best reason
         for a in sorted(node.args, key=lambda a: a not in why) if why else node.args:
-            self._break(a, k, why.get(a))
+            if a._base or a in self.owner or a in self.synced:  # (a view or a value made here or at a sync)
+                self._break(a, k, why.get(a))
+
+    def _first_joinable(self, options: list[tuple[Kernel, str]], node: Node, why: dict) -> Kernel | None:
+        for k, role in options:
+            if self._can_join(k, node, role, why):
+                self._join(k, node, role)
+                return k
+        return None
 
     def _candidates(self, node: Node, why: dict) -> list[tuple[Kernel, str]]:
         """(kernel, role) pairs this node might join, the most recent kernel first."""
         out: list[tuple[Kernel, str]] = []
+        taken: list[Kernel] = []
+        owner = self.owner
         for a in node.args:
-            k = self.owner.get(a.storage())
-            if k is None or any(k is c for c, _ in out):
+            k = owner.get(a._base or a)  # (``a.storage()``, inlined: this runs for every argument of every op)
+            if k is None or k in taken:
                 continue
             role = self._role(k, a, node)
             if isinstance(role, tuple):
                 why[a] = role[1]
             else:
                 out.append((k, role))
+                taken.append(k)
         if len(out) > 1:
             out.sort(key=lambda kr: -kr[0].seq)
         return out
@@ -175,12 +198,12 @@ class _Partitioner:
             shape, axes, kind, role = node.shape, (), "ew", "pro"
         recent = self.spaces.get((kind, shape, axes), ())
         return [(k, role) for k in recent[:-self.SIBLING_WINDOW - 1:-1]
-                if id(k) not in self.merged and k.kind == kind and k.shape == shape and k.axes == axes
+                if k not in self.merged and k.kind == kind and k.shape == shape and k.axes == axes
                 and len(k.nodes) < MAX_KERNEL_OPS]
 
     def _role(self, k: Kernel, a: Node, node: Node) -> "str | tuple[None, str]":
         """The phase ``node`` would take in ``k`` (which computes ``a``), or (None, why not)."""
-        src = a.storage()
+        src = a._base or a
         if k.kind == "single":
             return None, f"`{src.op}`{_line(self.lines, src)} is a library op: a kernel boundary"
         if k.kind == "scatter":
@@ -229,7 +252,7 @@ class _Partitioner:
             why[node.args[0]] = "the destination of an assignment is written to memory first"
             return False
         for a in node.args:
-            other = self.owner.get(a.storage())
+            other = self.owner.get(a._base or a)
             if other is None:
                 continue
             if other is k:
@@ -249,26 +272,29 @@ class _Partitioner:
 
     def _depends(self, k: Kernel, on: Kernel) -> bool:
         """Does ``k`` read (through any chain of kernels) what ``on`` computes?"""
-        floor, target = on.seq, id(on)
-        stack, seen = [id(k)], set()
+        if self.reach[k] < on.seq:  # (the usual answer, at once)
+            return False
+        stack, seen = [k], set()
         while stack:
             i = stack.pop()
-            if i == target:
+            if i is on:
                 return True
-            if i not in seen and self.reach[i] >= floor:  # below the floor nothing leads to `on`
+            if i not in seen and self.reach[i] >= on.seq:  # below the floor nothing leads to `on`
                 seen.add(i)
                 stack.extend(self.deps[i])
         return False
 
     def _edge(self, frm: Kernel, to: Kernel) -> None:
         """``frm`` reads what ``to`` computes."""
-        if to is frm or id(to) in self.deps[id(frm)]:
+        deps = self.deps[frm]
+        if to is frm or to in deps:
             return
-        self.deps[id(frm)].add(id(to))
-        self.rdeps[id(to)].add(id(frm))
-        self._raise(id(frm), self.reach[id(to)])
+        deps.add(to)
+        self.rdeps[to].add(frm)
+        if self.reach[frm] < self.reach[to]:
+            self._raise(frm, self.reach[to])
 
-    def _raise(self, i: int, bound: int) -> None:
+    def _raise(self, i: Kernel, bound: int) -> None:
         """Kernels reaching ``i`` reach at least up to ``bound`` now."""
         stack = [i]
         while stack:
@@ -285,8 +311,8 @@ class _Partitioner:
             k.kind = "scatter"
         k.nodes.append(node)
         k.phase[node] = role
-        k.stage[node] = max([k.stage[a] + (role == "pro" and k.phase[a] != "pro")
-                             for a in node.args if a in k.stage], default=0)
+        k.stage[node] = 0 if k.kind != "reduce" else max(  # (only a reduce kernel has passes)
+            [k.stage[a] + (role == "pro" and k.phase[a] != "pro") for a in node.args if a in k.stage], default=0)
         self.owner[node] = k
         self._note(k, node)
 
@@ -300,8 +326,7 @@ class _Partitioner:
         k = Kernel(f"k{seq}", kind, shape, [node], axes=axes, reason=reason,
                    phase={node: "red" if kind == "reduce" else "pro"}, stage={node: 0}, seq=seq)
         self.kernels.append(k)
-        i = id(k)
-        self.by_id[i], self.deps[i], self.rdeps[i], self.reach[i] = k, set(), set(), seq
+        self.deps[k], self.rdeps[k], self.reach[k] = set(), set(), seq
         self.owner[node] = k
         self._index(k)
         self._note(k, node)
@@ -313,13 +338,14 @@ class _Partitioner:
 
     def _note(self, k: Kernel, node: Node) -> None:
         """Record the kernel's dependencies and source lines."""
+        owner = self.owner
         for a in node.args:
-            other = self.owner.get(a.storage())
+            other = owner.get(a._base or a)
             if other is not None and other is not k:
                 self._edge(k, other)
-        for ln in self.lines.get(node, ()):
-            if ln not in k.lines:
-                k.lines.append(ln)
+        lines = self.lines.get(node)
+        if lines:
+            k.lines.extend(ln for ln in lines if ln not in k.lines)
 
     def _single_reason(self, node: Node) -> str | None:
         fam = family(node.op)
@@ -341,7 +367,7 @@ class _Partitioner:
         return k
 
     def _break(self, a: Node, k: Kernel, reason: str | None) -> None:
-        src = a.storage()
+        src = a._base or a
         producer = self.owner.get(src)
         if producer is k or src.op == "const":
             return
@@ -352,7 +378,7 @@ class _Partitioner:
         else:
             frm = producer
             reason = reason or f"`{src.op}` is computed in {producer.name}"
-        cut = (id(frm) if frm != "sync" else frm, id(k))
+        cut = (frm, k)
         if cut in self._cuts:
             return
         self._cuts.add(cut)
@@ -369,13 +395,13 @@ class _Partitioner:
                 groups.setdefault(k.shape, []).append(k)
         for group in groups.values():
             for i, a in enumerate(group):
-                if id(a) in self.merged:
+                if a in self.merged:
                     continue
                 tried = 0
                 for b in group[i + 1:]:
                     if tried == self.SIBLING_WINDOW:
                         break
-                    if id(b) in self.merged:
+                    if b in self.merged:
                         continue
                     tried += 1
                     if self._mergeable(a, b):
@@ -403,42 +429,46 @@ class _Partitioner:
         a.lines.extend(ln for ln in b.lines if ln not in a.lines)
         for n in b.nodes:
             self.owner[n] = a
-        ia, ib = id(a), id(b)
-        self.merged[ib] = a
-        for x in self.rdeps.pop(ib):
-            self.deps[x].discard(ib)
-            if x != ia:
-                self.deps[x].add(ia)
-                self.rdeps[ia].add(x)
-        for y in self.deps.pop(ib):
-            self.rdeps[y].discard(ib)
-            if y != ia:
-                self.rdeps[y].add(ia)
-                self.deps[ia].add(y)
+        self.merged[b] = a
+        for x in self.rdeps.pop(b):
+            self.deps[x].discard(b)
+            if x is not a:
+                self.deps[x].add(a)
+                self.rdeps[a].add(x)
+        for y in self.deps.pop(b):
+            self.rdeps[y].discard(b)
+            if y is not a:
+                self.rdeps[y].add(a)
+                self.deps[a].add(y)
         # what reached a or b reaches the merged kernel: its seq is the lower one, its reach the higher
         a.seq = min(a.seq, b.seq)
-        self._raise(ia, max(self.reach[ia], self.reach.pop(ib)))
-        for x in list(self.rdeps[ia]):
-            self._raise(x, self.reach[ia])
+        self._raise(a, max(self.reach[a], self.reach.pop(b)))
+        for x in list(self.rdeps[a]):
+            self._raise(x, self.reach[a])
 
     def _alive(self, k: Any) -> Any:
-        while isinstance(k, Kernel) and id(k) in self.merged:
-            k = self.merged[id(k)]
+        while isinstance(k, Kernel) and k in self.merged:
+            k = self.merged[k]
         return k
 
     def finish(self, keep: set[Node]) -> list[Kernel]:
         """Order kernels by dependency; work out each one's inputs and outputs."""
         order = self._kernel_order()
-        readers: dict[Node, set[int]] = {}
-        for k in order:
-            for n in k.nodes:
-                for a in n.args:
-                    readers.setdefault(a.storage(), set()).add(id(k))
+        read_elsewhere: set[Node] = set()  # values a kernel other than their own reads
+        owner = self.owner
         for k in order:
             mine = set(k.nodes)
-            k.inputs = list(dict.fromkeys(a for n in k.nodes for a in n.args
-                                          if a.storage() not in mine and a.op != "const"))
-            k.outputs = [n for n in k.nodes if n in keep or readers.get(n, set()) - {id(k)}]
+            inputs: dict[Node, None] = {}
+            for n in k.nodes:
+                for a in n.args:
+                    src = a._base or a  # (``a.storage()``, inlined: every argument of every op)
+                    if src not in mine and a.op != "const":
+                        inputs[a] = None
+                        if owner.get(src) is not None:
+                            read_elsewhere.add(src)
+            k.inputs = list(inputs)
+        for k in order:
+            k.outputs = [n for n in k.nodes if n in keep or n in read_elsewhere]
         for i, k in enumerate(order):
             k.name = f"k{i}"
         breaks, seen = [], set()
@@ -454,14 +484,15 @@ class _Partitioner:
     def _kernel_order(self) -> list[Kernel]:
         """Kernels in dependency order (creation order where free): an iterative DFS, since a
         long loop's kernels form chains far deeper than Python's recursion limit."""
-        alive = [k for k in self.kernels if id(k) not in self.merged]
-        done: set[int] = set()
+        alive = [k for k in self.kernels if k not in self.merged]
+        done: set[Kernel] = set()
         order: list[Kernel] = []
+        seq = _seq
         for root in alive:
-            if id(root) in done:
+            if root in done:
                 continue
-            done.add(id(root))
-            stack = [(root, iter(sorted(self.deps[id(root)], key=lambda i: self.by_id[i].seq)))]
+            done.add(root)
+            stack = [(root, iter(sorted(self.deps[root], key=seq)))]
             while stack:
                 k, it = stack[-1]
                 nxt = next((d for d in it if d not in done), None)
@@ -470,8 +501,7 @@ class _Partitioner:
                     stack.pop()
                     continue
                 done.add(nxt)
-                child = self.by_id[nxt]
-                stack.append((child, iter(sorted(self.deps[nxt], key=lambda i: self.by_id[i].seq))))
+                stack.append((nxt, iter(sorted(self.deps[nxt], key=seq))))
         return order
 
     def inplace(self, kernels: list[Kernel], keep: set[Node]) -> set[Node]:
@@ -479,26 +509,26 @@ class _Partitioner:
         or only their own kernel does, where each element it reads is the one it writes there or
         one it does not write (a column sweep, ``u[:, j] = u[:, j] - a * u[:, j - 1]``: without
         this, every column would copy the whole array)."""
-        readers: dict[Node, list[tuple[Node, Node]]] = {}  # storage -> (reading node, what it reads)
-        kernel_of: dict[Node, Kernel] = {}
+        writes = [n for k in kernels for n in k.nodes if n.op == "setitem"]
         writers: dict[Node, int] = {}
+        for n in writes:
+            writers[n.args[0]] = writers.get(n.args[0], 0) + 1
+        dests = {st for st, count in writers.items()
+                 if count == 1 and st.kind == "op" and st not in keep and st not in self.computed}
+        if not dests:
+            return set()
+        readers: dict[Node, list[tuple[Node, Node]]] = {}  # destination -> (reading node, what it reads)
         for k in kernels:
             for n in k.nodes:
-                kernel_of[n] = k
-                for i, a in enumerate(n.args):
-                    if i == 0 and n.op == "setitem":  # (the destination an assignment writes)
-                        writers[a] = writers.get(a, 0) + 1
-                    else:
-                        readers.setdefault(a.storage(), []).append((n, a))
+                for a in n.args[1:] if n.op == "setitem" else n.args:  # (not the destination it writes)
+                    src = a._base or a  # (``a.storage()``, inlined: every argument of every op)
+                    if src in dests:
+                        readers.setdefault(src, []).append((n, a))
         out = set()
-        for n in kernel_of:
-            if n.op != "setitem":
-                continue
+        owner = self.owner
+        for n in writes:
             st = n.args[0]
-            if st.kind != "op" or st in keep or st in self.computed or writers[st] > 1:
-                continue
-            k = kernel_of[n]
-            if all(kernel_of[r] is k and _same_or_apart(a, n) for r, a in readers.get(st, ())):
+            if st in dests and all(owner[r] is owner[n] and _same_or_apart(a, n) for r, a in readers.get(st, ())):
                 out.add(n)
         return out
 
@@ -518,6 +548,10 @@ def _same_or_apart(read: Node, write: Node) -> bool:
                                     views.ghost(read.dtype, shape, layout), max_work=10_000)
     except np.exceptions.TooHardError:
         return False
+
+
+def _seq(k: Kernel) -> int:
+    return k.seq
 
 
 def _first_role(k: Kernel, node: Node) -> str:

@@ -174,6 +174,7 @@ def _contains_lazy(x: Any) -> bool:
 # type of a Python scalar, and for ints the sign and bit length (NEP 50 rejects out-of-range ints,
 # and probes of negative integer powers raise), so a kind never hides a different answer.
 _RULES: dict[tuple, tuple[np.dtype, bool]] = {}
+_OUT_CASTS: set[tuple] = set()  # (op, out dtype, operand kinds) NumPy let write into ``out=``
 _ASSIGNS: set[tuple] = set()  # (dtype, value kind, value shape, target shape) NumPy let through as is
 _BROADCAST: dict[tuple, tuple[int, ...]] = {}
 
@@ -412,9 +413,15 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
     """``op(*args, out=out)``, which is also what ``out op= other`` means."""
     args = [operand(a) for a in args]
     fn = OPS[op].fn
-    with _quiet(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # NumPy's same_kind casting check comes first (on empties: no values)
-        fn(*[np.empty(0, a.dtype) if isinstance(a, LazyArray) else a for a in args], out=np.empty(0, out.dtype))
+    # NumPy's same_kind casting check comes first (on empties: no values), asked once per kind of call
+    key = (op, out.dtype, *[(int, a) if type(a) is int else _kind(a) for a in args])  # (an int's range matters)
+    if key not in _OUT_CASTS:
+        with _quiet(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(*[np.empty(0, a.dtype) if isinstance(a, LazyArray) else a for a in args], out=np.empty(0, out.dtype))
+        if len(_OUT_CASTS) > 4096:
+            _OUT_CASTS.clear()
+        _OUT_CASTS.add(key)
     inner = _storage_order(out, args)
     if inner is not None:  # ``out`` is a transposed view of a new array (order='K'): compute along its storage
         ufunc_out(op, [_along(a, out.shape, inner) for a in args], out._view("transpose", inner))
@@ -433,9 +440,9 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
             res, raised = elementwise(op, args, keep_order=False), e
     if not isinstance(res, LazyArray):  # an eager integer power of 0-d operands gave a NumPy scalar
         res = operand(np.asarray(res))
-    with _quiet(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if res.shape != out.shape:  # NumPy: non-broadcastable output operand
+    if res.shape != out.shape:  # NumPy: non-broadcastable output operand
+        with _quiet(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             fn(*[np.broadcast_to(probe(a), a.shape) if isinstance(a, LazyArray) else a for a in args],
                out=np.empty(out.shape, out.dtype))
     if res.dtype != out.dtype:

@@ -78,17 +78,23 @@ class CpuBackend:
 
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
+        # asked for every op a graph holds: the answer is cached on what decides it (the key holds every dtype)
+        key = (node.op, node.params, node.dtype, node.shape == (),
+               *[(a.dtype, type(a.params[1])) if a.op == "const" else a.dtype for a in node.args])
+        try:
+            return self._supported[key]
+        except KeyError:
+            self._supported[key] = reason = self._support_reason(node)
+            return reason
+
+    def _support_reason(self, node: Node) -> str | None:
         dts = [a.dtype for a in node.args if a.dtype is not None] + [node.dtype]
         bad = next((d for d in dts if d not in SUPPORTED_DTYPES), None)
         if bad is not None:
             return f"`{node.op}` on {bad} runs as NumPy (the cpu backend compiles bool, ints and float32/64)"
         if family(node.op) not in ("elementwise", "source", "reduce"):
             return None  # the partitioner decides about library ops
-        key = (node.op, node.params, node.dtype, node.shape == (),
-               tuple((a.op == "const", a.dtype, type(a.params[1]) if a.op == "const" else None) for a in node.args))
-        if key not in self._supported:
-            self._supported[key] = _render_check(node)
-        return self._supported[key]
+        return _render_check(node)
 
     # -- running a plan ----------------------------------------------------------------
     def execute(self, plan: Any, values: dict, report: Any) -> None:

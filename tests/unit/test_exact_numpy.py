@@ -515,3 +515,19 @@ def test_a_size_one_axis_gets_c_strides(source, opts):
     """NumPy's order='K' can give a size-1 axis the stride of the axis after it (a cast of ``a[None]``):
     C-contiguous by the flags, but not the strides NumPy gives a C-ordered result (fuzz seed 74830)."""
     check(source, "a = np.array([1, 7, 254, 5], dtype=np.uint8)[::2]; b = np.array([-0.5j, 0.5 - 1.5j])", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "x += 100; x += 300",  # the int fits the first time only: NumPy's OverflowError the second
+    "x += -128; x -= -129",
+    "x += 1; x += 1.5",  # same_kind casting: a float into int8 is refused however often ints went in
+    "for _ in range(3):\n    x += 1\nx *= np.float64(2.0)",
+    "f += 1; f += 1j",
+    "f += x; x += f",
+    "f += f; np.add(f, f, out=x)",  # float64 + float64 went into float64, not into int8
+)
+def test_inplace_casting_asked_per_kind_of_operand(source, opts):
+    """``out op= other`` asks NumPy's casting rule once per kind of call: an answer remembered for one
+    operand must not let another through that NumPy refuses."""
+    check(source, "x = np.zeros(3, np.int8); f = np.ones(3)", **opts)
