@@ -115,7 +115,8 @@ class _Partitioner:
     grows (a 100k-op loop plans at the per-op cost of a 10-op cell): no walk over all kernels or
     all breaks per node. Kernel dependencies are a graph with reverse edges; ``reach[k]`` is an
     upper bound of the largest ``seq`` reachable from ``k`` along them, so a cycle check only
-    walks kernels that could lead to the one it looks for."""
+    walks kernels that could lead to the one it looks for. (``a._base or a`` is ``a.storage()``
+    without a call: it is asked for every argument of every op.)"""
 
     SIBLING_WINDOW = 8  # recent kernels of one iteration space tried for horizontal fusion
 
@@ -159,8 +160,7 @@ class _Partitioner:
             k = self._first_joinable(self._siblings(node), node, why) or self._new(_kind_alone(node), node)
         # the specific reasons first: a cut between two kernels is recorded once, with its best reason
         for a in sorted(node.args, key=lambda a: a not in why) if why else node.args:
-            if a._base or a in self.owner or a in self.synced:  # (a view or a value made here or at a sync)
-                self._break(a, k, why.get(a))
+            self._break(a, k, why.get(a))
 
     def _first_joinable(self, options: list[tuple[Kernel, str]], node: Node, why: dict) -> Kernel | None:
         for k, role in options:
@@ -175,7 +175,7 @@ class _Partitioner:
         taken: list[Kernel] = []
         owner = self.owner
         for a in node.args:
-            k = owner.get(a._base or a)  # (``a.storage()``, inlined: this runs for every argument of every op)
+            k = owner.get(a._base or a)
             if k is None or k in taken:
                 continue
             role = self._role(k, a, node)
@@ -455,17 +455,15 @@ class _Partitioner:
         """Order kernels by dependency; work out each one's inputs and outputs."""
         order = self._kernel_order()
         read_elsewhere: set[Node] = set()  # values a kernel other than their own reads
-        owner = self.owner
         for k in order:
             mine = set(k.nodes)
             inputs: dict[Node, None] = {}
             for n in k.nodes:
                 for a in n.args:
-                    src = a._base or a  # (``a.storage()``, inlined: every argument of every op)
+                    src = a._base or a
                     if src not in mine and a.op != "const":
                         inputs[a] = None
-                        if owner.get(src) is not None:
-                            read_elsewhere.add(src)
+                        read_elsewhere.add(src)
             k.inputs = list(inputs)
         for k in order:
             k.outputs = [n for n in k.nodes if n in keep or n in read_elsewhere]
@@ -521,7 +519,7 @@ class _Partitioner:
         for k in kernels:
             for n in k.nodes:
                 for a in n.args[1:] if n.op == "setitem" else n.args:  # (not the destination it writes)
-                    src = a._base or a  # (``a.storage()``, inlined: every argument of every op)
+                    src = a._base or a
                     if src in dests:
                         readers.setdefault(src, []).append((n, a))
         out = set()

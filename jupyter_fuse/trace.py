@@ -174,9 +174,18 @@ def _contains_lazy(x: Any) -> bool:
 # type of a Python scalar, and for ints the sign and bit length (NEP 50 rejects out-of-range ints,
 # and probes of negative integer powers raise), so a kind never hides a different answer.
 _RULES: dict[tuple, tuple[np.dtype, bool]] = {}
-_OUT_CASTS: set[tuple] = set()  # (op, out dtype, operand kinds) NumPy let write into ``out=``
-_ASSIGNS: set[tuple] = set()  # (dtype, value kind, value shape, target shape) NumPy let through as is
+_OUT_CASTS: dict[tuple, bool] = {}  # (op, out dtype, operand kinds) NumPy let write into ``out=``
+_ASSIGNS: dict[tuple, bool] = {}  # (dtype, value kind, value shape, target shape) NumPy let through as is
 _BROADCAST: dict[tuple, tuple[int, ...]] = {}
+
+
+def _remember(memo: dict, key: Any, answer: Any, limit: int = 4096) -> Any:
+    """Keep NumPy's ``answer`` for ``key`` in a bounded memo (a long session's distinct keys must not
+    grow it for ever: past ``limit`` it starts again)."""
+    if len(memo) >= limit:
+        memo.clear()
+    memo[key] = answer
+    return answer
 
 
 def _kind(a: Any) -> Any:
@@ -198,10 +207,7 @@ def _shape_of(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     key = tuple(shapes)
     got = _BROADCAST.get(key)
     if got is None:
-        got = np.broadcast_shapes(*shapes)
-        if len(_BROADCAST) > 4096:
-            _BROADCAST.clear()
-        _BROADCAST[key] = got
+        got = _remember(_BROADCAST, key, np.broadcast_shapes(*shapes))
     return got
 
 
@@ -232,10 +238,8 @@ def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = (),
         # an empty result computes no element, so raises nothing (`empty_int ** -1`): probe with empties
         empty = 0 in shape
         r = fn(*[np.empty(0, a.dtype) if empty and isinstance(a, LazyArray) else probe(a) for a in args], **kw)
-    rule = (np.asarray(r).dtype, isinstance(r, np.ndarray))
-    if len(_RULES) > 8192:
-        _RULES.clear()
-    _RULES[(op, dtype, empty, *map(_kind, args))] = rule
+    rule = _remember(_RULES, (op, dtype, empty, *map(_kind, args)), (np.asarray(r).dtype, isinstance(r, np.ndarray)),
+                     limit=8192)
     return _bind_elementwise(op, args, nodes, dtype, params, shape, keep_order, *rule)
 
 
@@ -286,10 +290,7 @@ def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -
         pass
     except TypeError:  # (an unhashable dtype argument: ask NumPy)
         return _ufunc_order_now(op, args, shape, dtype)
-    got = _ORDERS[key] = _ufunc_order_now(op, args, shape, dtype)
-    if len(_ORDERS) > 4096:
-        _ORDERS.clear()
-    return got
+    return _remember(_ORDERS, key, _ufunc_order_now(op, args, shape, dtype))
 
 
 def _order_part(a: Any) -> Any:
@@ -419,9 +420,7 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
         with _quiet(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fn(*[np.empty(0, a.dtype) if isinstance(a, LazyArray) else a for a in args], out=np.empty(0, out.dtype))
-        if len(_OUT_CASTS) > 4096:
-            _OUT_CASTS.clear()
-        _OUT_CASTS.add(key)
+        _remember(_OUT_CASTS, key, True)
     inner = _storage_order(out, args)
     if inner is not None:  # ``out`` is a transposed view of a new array (order='K'): compute along its storage
         ufunc_out(op, [_along(a, out.shape, inner) for a in args], out._view("transpose", inner))
@@ -766,9 +765,7 @@ class LazyArray:
                 # NumPy let it through: assignment drops the value's extra leading 1-dims
                 value = value.reshape(vshape[len(vshape) - target.ndim:])
             else:
-                if len(_ASSIGNS) > 4096:
-                    _ASSIGNS.clear()
-                _ASSIGNS.add(checked)
+                _remember(_ASSIGNS, checked, True)
         val = value if isinstance(value, LazyArray) else None
         node = node_of(value)
         if val is not None and val.dtype != self.dtype:
