@@ -95,6 +95,10 @@ class Tape:
             self.slots.append((node, ("eager", None)))
             self.eager_nodes.add(node)
             return
+        if not isinstance(value, np.ndarray):  # a CuPy array kept by an earlier cell (--keep): no guard knows it
+            self.unreplayable(f"it reads a {type(value).__module__}.{type(value).__name__} kept on the device by "
+                              "an earlier cell (--keep); replays read NumPy arrays only")
+            return
         path = self.rec.roots.get(id(value))
         if path is not None:
             self.slots.append((node, ("root", path)))

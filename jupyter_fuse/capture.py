@@ -277,7 +277,10 @@ def finalize(ns: Namespace, extra: list[Any] = ()) -> list[Any]:
         if buf.origin is not None:
             if buf.dirty and value is not buf.origin:
                 value = s.to_host(value, "result", name=names.get(id(buf)), like=buf.origin)
-                np.copyto(views.writable(buf.origin), value)  # (a writeable view may write a read-only base)
+                if isinstance(buf.origin, np.ndarray):
+                    np.copyto(views.writable(buf.origin), value)  # (a writeable view may write a read-only base)
+                else:  # a CuPy array kept by an earlier cell (--keep): written where it lives
+                    buf.origin[...] = value
             storage[id(buf)] = buf.origin
         else:
             value = s.to_host(value, "result", name=names.get(id(buf)), result=True)

@@ -48,6 +48,7 @@ a float (``sin(x) ** 2`` is NumPy's ``square``)::
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -316,6 +317,11 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         return f"(({T})(({u}){a} * ({u}){a}))"
     if op == "reciprocal" and flt:
         return f"(({T})1 / {a})"
+    if op == "reciprocal" and integer and d0 != BOOL:
+        # 1 / x truncates as NumPy's does; CuPy's own reciprocal of 0 differs from NumPy's, which is
+        # the platform's cast of 1.0 / 0: asked of NumPy itself, written as its bit pattern
+        z = int(_numpy_reciprocal_of_zero(d0)) % (1 << (8 * d0.itemsize))
+        return f"({a} == 0 ? ({T}){z}ULL : ({T})(1 / {a}))"
     if op == "sign":
         if d0 == BOOL:
             return _no(node, ins)
@@ -355,6 +361,12 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         helpers.add("heaviside")
         return f"heaviside<{T}>({a}, {b})"
     return _no(node, ins)
+
+
+@functools.cache
+def _numpy_reciprocal_of_zero(dt: np.dtype) -> int:
+    with np.errstate(all="ignore"):
+        return int(np.reciprocal(np.zeros(1, dt))[0])
 
 
 def _no(node: Node, ins: list[np.dtype]) -> str:

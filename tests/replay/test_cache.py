@@ -389,3 +389,15 @@ def test_fuse_cache_magic():
         assert not PLAN_CACHE.cells
     finally:
         ip.run_line_magic("unload_ext", "jupyter_fuse")
+
+
+def test_a_device_array_input_makes_the_cell_unreplayable_not_an_error():
+    from jupyter_fuse.cache import Tape
+
+    class DeviceArray:  # as CuPy's ndarray (a --keep result): no implicit conversion to NumPy
+        def __array__(self, *args, **kwargs):
+            raise TypeError("Implicit conversion to a NumPy array is not allowed")
+
+    tape = Tape(None)
+    tape.on_input(object(), DeviceArray())
+    assert tape.slots == [] and "kept on the device by an earlier cell (--keep)" in tape.reasons[0]
