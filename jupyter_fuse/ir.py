@@ -24,6 +24,7 @@ A node is one of three kinds (``Node.kind``):
 
 from __future__ import annotations
 
+import itertools
 import math
 import weakref
 from typing import Any, Iterable
@@ -41,8 +42,9 @@ class Node:
 
     # Hash and equality are object identity (C-level, no Python call per dict lookup): hash-consing
     # makes equal nodes the same object.
-    __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "kind", "_base", "__weakref__")
+    __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "kind", "_base", "serial", "__weakref__")
     _table: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
+    _serials = itertools.count()
 
     op: str
     args: tuple["Node", ...]
@@ -76,6 +78,8 @@ class Node:
         # step of planning: decided once here ("input", "view" or "op": the module docstring)
         node.kind = "input" if op in _INPUT_OPS else "view" if op in _VIEW_OPS else "op"
         node._base = (args[0]._base or args[0]) if op == "view" else None
+        # creation order: a node can only reference nodes made before it (``trace._forwarded`` stops there)
+        node.serial = next(cls._serials)
         if key is not None:
             cls._table[key] = node
         return node

@@ -72,6 +72,9 @@ class Session:
         # evaluates and what keeps values alive
         self.bufs: dict[int, Any] = {}
         self.pending = 0  # ops traced since the graph was last flushed
+        # pending assignments (setitem nodes) -> how many traced ops read them, directly or through a view:
+        # whether a later write may take over a region's last write (trace._forwarded)
+        self.readers: dict[Node, int] = {}
         self._spot: tuple | None = None  # (line, bytecode offset) a flush waits for (see hold)
         self._retarget = False
         self._lasti = -1  # the bytecode offset line() found the cell's frame at
@@ -89,7 +92,7 @@ class Session:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
         arrays and the session refer to each other), so last run's arrays die with their names."""
         for big in (self.values, self.wrapped, self.buffers, self.made, self.made_buffers, self.lines, self.bufs,
-                    self.inputs, self.generators):
+                    self.inputs, self.generators, self.readers):
             big.clear()
         self.keepalive.clear()
         self.namespace = None
@@ -133,6 +136,11 @@ class Session:
              shape: tuple[int, ...], layout=None, count: bool = True) -> Node:
         """Add one node to the graph. Every traced operation ends up here."""
         node = Node.make(op, args, params, dtype, shape, layout)
+        readers = self.readers
+        for a in args:
+            a = a._base or a
+            if a in readers:
+                readers[a] += 1
         if count:
             self.report.ops += 1
         elif node.kind == "op":
@@ -231,6 +239,7 @@ class Session:
         an op runs: other pending values were made outside it and never raise; see fperrors.pending_errstate).
         """
         values = self.values
+        self.readers.clear()  # (what is pending may be computed now: no write takes over an earlier one)
         missing = [n for n in dict.fromkeys(nodes) if n not in values]
         if missing:
             t0 = time.perf_counter()

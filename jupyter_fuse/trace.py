@@ -259,10 +259,63 @@ def _bind_elementwise(op: str, args: list[Any], nodes: list, dtype: Any, params:
         args = [_along(a, shape, axes) for a in args]
         node = s.bind(op, tuple(node_of(a) for a in args), params, rdtype, tuple(shape[d] for d in axes))
         return fresh(node, s=s)._view("transpose", views.inverse(axes))
-    node = s.bind(op, tuple([n if n is not None else s.const(a) for a, n in zip(args, nodes)]), params, rdtype,
-                  shape)
+    node = s.bind(op, tuple([_filled(s, n) if n is not None else s.const(a) for a, n in zip(args, nodes)]),
+                  params, rdtype, shape)
     # NumPy's rule: a 0-d ufunc result is a NumPy scalar (even from 0-d arrays); the probe shows it
     return fresh(node, shape == () and not array_result, s)
+
+
+_FILLS = frozenset({"zeros", "ones", "full"})
+
+
+def _filled(s: Session, node: Node) -> Node:
+    """An elementwise operand that is a window of a constant fill (``np.zeros``, ...) is that fill, over the
+    window's shape: computed where it is read, not read from memory. (Elementwise operands only: the
+    result's memory order was decided from the view itself; unfused, every op runs as NumPy runs it.)"""
+    if node.kind == "view" and node.args[0].op in _FILLS and s.fuse and s.backend.fuses:
+        src = node.args[0]
+        return s.bind(src.op, (), (node.shape, *src.params[1:]), src.dtype, node.shape, count=False)
+    return node
+
+
+def _forwarded(s: Session, value: Node, dest: Node) -> Node | None:
+    """``value``, about to be written through the same view as assignment ``dest`` wrote, with its reads
+    of that region (``out[r] += a`` twice: the second add reads the first's sum) replaced by the value
+    written there; None if it reads ``dest`` in any other way. Only nodes made after ``dest`` can read
+    it, so the walk stops at older ones, and rebuilds what it changes (keeping their lines)."""
+    readers = s.readers.get(dest)
+    if readers is None:  # who reads it is not known (it was written before the last evaluation): it stays
+        return None
+    chain, written, floor = dest.params[0], dest.args[1], dest.serial
+    order: list[Node] = []  # the nodes made after ``dest``, arguments first
+    stack, seen = [(value, False)], set()
+    while stack:
+        n, done = stack.pop()
+        if done:
+            order.append(n)
+        elif n.serial > floor and n not in seen:
+            seen.add(n)
+            stack.append((n, True))
+            stack.extend((a, False) for a in n.args)
+    new: dict[Node, Node] = {}
+    for n in order:
+        if n._base is dest:  # a window of the old write's memory: only the written one is its value
+            if n.args[0] is not dest or n.params != chain or n.shape != written.shape or n.dtype != written.dtype:
+                return None
+            new[n] = written
+            continue
+        if dest in n.args:
+            return None
+        readers -= sum(1 for a in n.args if a._base is dest)
+        args = tuple([new.get(a, a) for a in n.args])
+        if args != n.args:
+            new[n] = m = Node.make(n.op, args, n.params, n.dtype, n.shape, n.layout)
+            s.lines.setdefault(m, s.lines.get(n, []))
+            if n in s.implicit:
+                s.implicit.add(m)
+    if readers:  # something else read the old write (a value kept for later): it stays, and so does this one
+        return None
+    return new.get(value, value)
 
 
 def _c_ordered(a: Any) -> bool:
@@ -520,14 +573,26 @@ class LazyArray:
         buf = self._buf
         whole = not self._chain or self._current() is buf.node  # (a chain there and back is no chain)
         if whole and value.kind == "op" and value.shape == buf.node.shape and views.kept_layout(buf.node) is None:
+            if value in self._s.readers:  # another array holds an assignment's result now: it reads it
+                self._s.readers[value] += 1
             buf.node = value  # (a Fortran- or permuted-order array stays one: a setitem keeps its layout)
         else:
             if value.op == "view" and value.args[0] is buf.node and value.params == self._chain:
                 return  # writing an array's own current value back: a no-op
+            dest = buf.node
+            if dest.op == "setitem" and dest.params[0] == self._chain and self._s.fuse \
+                    and self._s.backend.fuses:
+                forwarded = _forwarded(self._s, value, dest)
+                if forwarded is not None:  # the region's last write is overwritten whole and read only through
+                    # this view: the new value reads what was written there without memory, and the old write
+                    # is never made (`out[r] += a` nine times: one kernel, one write)
+                    buf.node = dest = dest.args[0]
+                    value = forwarded
             target = self._current()
             # an assignment is one eager op; the write of `a += b` belongs to its add
-            buf.node = self._s.bind("setitem", (buf.node, value), (self._chain, target.shape, target.layout),
-                                    buf.node.dtype, buf.node.shape, layout=views.kept_layout(buf.node), count=count)
+            buf.node = self._s.bind("setitem", (dest, value), (self._chain, target.shape, target.layout),
+                                    dest.dtype, dest.shape, layout=views.kept_layout(dest), count=count)
+            self._s.readers[buf.node] = 0  # (counted from now on: see _forwarded)
         buf.dirty = True
         self._s.hold(buf)
 
