@@ -72,9 +72,10 @@ class Session:
         # evaluates and what keeps values alive
         self.bufs: dict[int, Any] = {}
         self.pending = 0  # ops traced since the graph was last flushed
-        # pending assignments (setitem nodes) -> how many traced ops read them, directly or through a view:
-        # whether a later write may take over a region's last write (trace._forwarded)
-        self.readers: dict[Node, int] = {}
+        # pending assignments (setitem nodes) -> the traced ops that read them, directly or through a view
+        # (None: another array holds one): whether a later write may take over a region's last write
+        # (trace._forwarded)
+        self.readers: dict[Node, list[Node | None]] = {}
         self._spot: tuple | None = None  # (line, bytecode offset) a flush waits for (see hold)
         self._retarget = False
         self._lasti = -1  # the bytecode offset line() found the cell's frame at
@@ -137,10 +138,11 @@ class Session:
         """Add one node to the graph. Every traced operation ends up here."""
         node = Node.make(op, args, params, dtype, shape, layout)
         readers = self.readers
-        for a in args:
-            a = a._base or a
-            if a in readers:
-                readers[a] += 1
+        if readers:
+            for a in args:
+                a = a._base or a
+                if a in readers:
+                    readers[a].append(node)
         if count:
             self.report.ops += 1
         elif node.kind == "op":

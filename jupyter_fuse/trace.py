@@ -284,9 +284,13 @@ def _forwarded(s: Session, value: Node, dest: Node) -> Node | None:
     written there; None if it reads ``dest`` in any other way. Only nodes made after ``dest`` can read
     it, so the walk stops at older ones, and rebuilds what it changes (keeping their lines)."""
     readers = s.readers.get(dest)
-    if readers is None:  # who reads it is not known (it was written before the last evaluation): it stays
-        return None
+    if readers is None or None in readers:  # who reads it is not known (it was written before the last
+        return None  # evaluation), or another array holds it: it stays
     chain, written, floor = dest.params[0], dest.args[1], dest.serial
+    for r in readers:  # (at once, without a walk: a read of another window, as a stencil's, keeps it)
+        for a in r.args:
+            if a is dest or a._base is dest and (a.params != chain or a.args[0] is not dest):
+                return None
     order: list[Node] = []  # the nodes made after ``dest``, arguments first
     stack, seen = [(value, False)], set()
     while stack:
@@ -297,6 +301,8 @@ def _forwarded(s: Session, value: Node, dest: Node) -> Node | None:
             seen.add(n)
             stack.append((n, True))
             stack.extend((a, False) for a in n.args)
+    if not seen.issuperset(readers):  # something else read the old write (a value kept for later): it stays
+        return None
     new: dict[Node, Node] = {}
     for n in order:
         if n._base is dest:  # a window of the old write's memory: only the written one is its value
@@ -306,25 +312,45 @@ def _forwarded(s: Session, value: Node, dest: Node) -> Node | None:
             continue
         if dest in n.args:
             return None
-        readers -= sum(1 for a in n.args if a._base is dest)
         args = tuple([new.get(a, a) for a in n.args])
         if args != n.args:
             new[n] = m = Node.make(n.op, args, n.params, n.dtype, n.shape, n.layout)
             s.lines.setdefault(m, s.lines.get(n, []))
             if n in s.implicit:
                 s.implicit.add(m)
-    if readers:  # something else read the old write (a value kept for later): it stays, and so does this one
-        return None
     return new.get(value, value)
+
+
+def _written(out: "LazyArray", args: list[Any]) -> "LazyArray | None":
+    """For ``op(..., out=out)``: the value the last write into out's region put there, as an operand,
+    when the write about to be made will take that one over (``_forwarded``: nothing read it yet, and
+    no other operand reads it). Asked before the op is traced, so no node reading memory is made only
+    to be rebuilt."""
+    s, dest = out._s, out._buf.node
+    if dest.op != "setitem" or dest.params[0] != out._chain or s.readers.get(dest) != []:
+        return None
+    written = dest.args[1]
+    if written.shape != dest.params[1] or written.dtype != dest.dtype or not (s.fuse and s.backend.fuses):
+        return None
+    floor = dest.serial
+    stack, seen = [a._current() for a in args if type(a) is LazyArray and a is not out], set()
+    while stack:  # (only what was made after the write can read it)
+        n = stack.pop()
+        if n is dest or n._base is dest:
+            return None
+        if n.serial > floor and n not in seen:
+            seen.add(n)
+            stack.extend(n.args)
+    return LazyArray(s, Buffer(written), ())
 
 
 def _c_ordered(a: Any) -> bool:
     """Not an array, or one laid out in C order (the common case: answered without a ghost)."""
     if not isinstance(a, LazyArray) or not a.ndim:
         return True
-    node = a._current()  # (an op's layout is None: C order; a view's or an input's is its strides)
+    shape, layout = a._geometry()  # (an op's layout is None: C order; a view's or an input's is its strides)
     # (an empty view is C-contiguous by NumPy's flags, yet a reduction of it still follows its strides)
-    return node.layout is None or 0 not in node.shape and views.c_contiguous(node.shape, node.layout[1], node.dtype.itemsize)
+    return layout is None or 0 not in shape and views.c_contiguous(shape, layout[1], a.dtype.itemsize)
 
 
 _ORDERS: dict[tuple, tuple[int, ...] | None] = {}  # NumPy's order='K' answers, by what decides them
@@ -349,8 +375,8 @@ def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -
 def _order_part(a: Any) -> Any:
     """What of an operand decides NumPy's order: an array's dtype, shape and strides; a scalar's type."""
     if isinstance(a, LazyArray):
-        node = a._current()
-        return a.dtype, node.shape, node.layout and node.layout[1]
+        shape, layout = a._geometry()
+        return a.dtype, shape, layout and layout[1]
     return a.dtype if isinstance(a, np.generic) else type(a)
 
 
@@ -484,6 +510,9 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
 
         return eager_call(fn, tuple(args), {"out": out}, "np.power", "integer power with an array exponent can "
                           "raise (negative exponents): it runs eagerly, in place", mutates="out")
+    taken = _written(out, args)
+    if taken is not None:  # `out op= x` again on a region whose last write nothing else read (see _forwarded)
+        args = [taken if a is out else a for a in args]
     raised = None
     try:
         res = elementwise(op, args, keep_order=False)  # (written into ``out``: its layout is out's)
@@ -535,7 +564,7 @@ class LazyArray:
     def __init__(self, s: Session, buf: Buffer, chain: tuple, origin: np.ndarray | None = None,
                  scalar: bool = False, writeable: bool = True) -> None:
         self._s, self._buf, self._chain = s, buf, chain
-        self._cache: tuple[Node, Node] | None = None
+        self._cache: tuple | None = None  # (storage, view node or None, shape, layout): see _window
         self._origin, self.scalar, self._writeable = origin, scalar, writeable
 
     # -- graph ------------------------------------------------------------------
@@ -544,15 +573,34 @@ class LazyArray:
         storage = self._buf.node
         if not self._chain:
             return storage
-        if self._cache is not None and self._cache[0] is storage:
-            return self._cache[1]
+        cache = self._window(storage)
+        if cache[1] is None:
+            self._cache = cache = (storage, Node.make("view", (storage,), self._chain, storage.dtype, cache[2],
+                                                      cache[3]), cache[2], cache[3])
+        return cache[1]
+
+    def _geometry(self) -> tuple[tuple[int, ...], Any]:
+        """(shape, layout) of this array's current node, without making a view node for it."""
+        storage = self._buf.node
+        if not self._chain:
+            return storage.shape, storage.layout
+        cache = self._window(storage)
+        return cache[2], cache[3]
+
+    def _window(self, storage: Node) -> tuple:
+        """(storage, its view node or None until one is asked for, shape, layout) of this array's window
+        of ``storage``: its shape and layout are asked of many a view no op reads (``out[r] += a``'s
+        target), and a node costs more than a remembered answer."""
+        cache = self._cache
+        if cache is not None and cache[0] is storage:
+            return cache
         shape, layout = views.geometry(storage.dtype, storage.shape, storage.layout, self._chain)
         if (shape, layout) == views.geometry(storage.dtype, storage.shape, storage.layout, ()):
-            node = storage  # the chain ends where it began (a transpose there and back): the storage itself
+            # the chain ends where it began (a transpose there and back): the storage itself
+            self._cache = cache = (storage, storage, storage.shape, storage.layout)
         else:
-            node = Node.make("view", (storage,), self._chain, storage.dtype, shape, layout)
-        self._cache = (storage, node)
-        return node
+            self._cache = cache = (storage, None, shape, layout)
+        return cache
 
     def _ghost(self) -> np.ndarray:
         storage = self._buf.node
@@ -571,10 +619,10 @@ class LazyArray:
         if not self._writeable:
             raise ValueError(readonly_msg)
         buf = self._buf
-        whole = not self._chain or self._current() is buf.node  # (a chain there and back is no chain)
+        whole = not self._chain or self._window(buf.node)[1] is buf.node  # (a chain there and back is no chain)
         if whole and value.kind == "op" and value.shape == buf.node.shape and views.kept_layout(buf.node) is None:
             if value in self._s.readers:  # another array holds an assignment's result now: it reads it
-                self._s.readers[value] += 1
+                self._s.readers[value].append(None)
             buf.node = value  # (a Fortran- or permuted-order array stays one: a setitem keeps its layout)
         else:
             if value.op == "view" and value.args[0] is buf.node and value.params == self._chain:
@@ -588,11 +636,11 @@ class LazyArray:
                     # is never made (`out[r] += a` nine times: one kernel, one write)
                     buf.node = dest = dest.args[0]
                     value = forwarded
-            target = self._current()
+            _, _, shape, layout = self._window(dest)  # (its view node is not needed: no op reads it)
             # an assignment is one eager op; the write of `a += b` belongs to its add
-            buf.node = self._s.bind("setitem", (dest, value), (self._chain, target.shape, target.layout),
+            buf.node = self._s.bind("setitem", (dest, value), (self._chain, shape, layout),
                                     dest.dtype, dest.shape, layout=views.kept_layout(dest), count=count)
-            self._s.readers[buf.node] = 0  # (counted from now on: see _forwarded)
+            self._s.readers[buf.node] = []  # (its readers, from now on: see _forwarded)
         buf.dirty = True
         self._s.hold(buf)
 
@@ -638,7 +686,7 @@ class LazyArray:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._current().shape
+        return self._geometry()[0]
 
     @shape.setter
     def shape(self, shape: Any) -> None:
@@ -832,6 +880,9 @@ class LazyArray:
             else:
                 _remember(_ASSIGNS, checked, True)
         val = value if isinstance(value, LazyArray) else None
+        if val is not None and val._buf is self._buf and val._chain == target._chain and val.dtype == self.dtype \
+                and target._window(self._buf.node)[1] is not self._buf.node:
+            return  # its own window written back (`x[r] += a` ends so): a no-op, as _write would find
         node = node_of(value)
         if val is not None and val.dtype != self.dtype:
             node = astype(val, self.dtype, count=False)._current()
