@@ -20,7 +20,10 @@ A sample, ``y = np.sin(x) ** 2 + c`` with ``x`` float64[n] and ``c`` a float
 
 Reduce kernels loop over output elements (rows), with one inner loop per stage
 over the reduced axes; a full reduction splits its first axis into chunks run
-in parallel and combines their partial results. Float sums, means and variances
+in parallel and combines their partial results. A reduction over axes that are
+not the input's innermost ones (``x.sum(axis=0)``) loops the other way round
+(``COLUMNS_MARK``): the reduced axes outside, the kept axes inside, into arrays
+of accumulators. Float sums, means and variances
 are NumPy's to the bit where NumPy's order is known (``_pairwise_plan``): the
 operand's values go through a small buffer into NumPy's pairwise summation
 (``pw_*``, compiled once and shared by the kernels), a full reduction's subtrees
@@ -972,6 +975,89 @@ def _pairwise_plan(k: Kernel, reds: list[Node]) -> dict[Node, int]:
     return plan
 
 
+# -- column reductions: rows streamed into accumulator arrays ------------------------------------------
+# A reduction over axes that are not the input's innermost ones (``x.sum(axis=0)`` of a C-ordered matrix),
+# looped per output element, strides through memory: each cache line is fetched once per output element it
+# holds, and nothing vectorizes. Such a kernel loops the other way round: the reduced axes outside, the
+# contiguous kept axes ("streamed") inside, one accumulator per output element in an array over them, then
+# a loop over that array for the finals and the epilogue. Each output element still adds its values in the
+# order of the reduced axes, which is NumPy's order for these reductions: its iterator adds the reduced rows
+# one by one into the result row (a float32 column sum is NumPy's to the bit).
+
+COLUMNS_MARK = "# columns: the reduced axes outside, the kept axes streamed inside into accumulator arrays"
+COLUMN_CHUNK = 64  # the fewest streamed elements a thread takes: rows long enough for SIMD and prefetching
+
+
+def _dominant_strides(k: Kernel) -> tuple[int, ...] | None:
+    """The byte strides, over the kernel's iteration space, of the array its reduced pass reads most bytes
+    of (broadcast axes: stride 0); None when it reads no array."""
+    space, inside = k.shape, set(k.nodes)
+    best, weight = None, 0
+    for n in k.nodes:
+        if k.phase.get(n) not in ("pro", "red"):
+            continue
+        for a in n.args:
+            if a.op == "const" or a in inside or a.dtype is None:
+                continue
+            try:
+                g = np.broadcast_to(views.ghost(a.dtype, a.shape, a.layout), space)
+            except ValueError:
+                continue
+            w = a.dtype.itemsize * math.prod(space[d] for d, st in enumerate(g.strides) if st)
+            if w > weight:
+                best, weight = g.strides, w
+    return best
+
+
+def _streamed_axes(k: Kernel, pairwise_rows: bool) -> list[int]:
+    """The kept axes a reduce kernel loops over inside its reduced ones (the column path), or [] (the row
+    path: each output element's reduced elements in an inner loop). Streamed are the kept axes (of more than
+    one element) whose stride, in the array the kernel reads most of, is smaller than every reduced axis's;
+    in C order (no strides to go by) those after the last reduced axis. Not for a full reduction, nor where a
+    pairwise sum runs along the innermost reduced axes (``pairwise_rows``: NumPy's order is a tree there)."""
+    space, axes = k.shape, set(k.axes)
+    big = [d for d in range(len(space)) if space[d] != 1]
+    red = [d for d in big if d in axes]
+    kept = [d for d in big if d not in axes]
+    if pairwise_rows or not red or not kept or len(axes) == len(space):
+        return []
+    strides = _dominant_strides(k)
+    moving = [abs(strides[d]) for d in red if strides[d]] if strides is not None else []
+    if not moving:
+        return [d for d in kept if d > red[-1]]
+    least = min(moving)
+    return [d for d in kept if (abs(strides[d]) < least if strides[d] else d > red[-1])]
+
+
+def _recomputed(k: Kernel, st: int) -> set[Node]:
+    """The prologue values of earlier stages that stage ``st``'s pass reads, so computes again: the column
+    path keeps no per-element buffer between stages (per chunk of rows it would be the whole input)."""
+    pro = {n for n in k.nodes if k.phase[n] == "pro"}
+    todo = [n for n in k.nodes if k.stage.get(n, 0) == st and k.phase[n] in ("pro", "red")]
+    need: set[Node] = set()
+    while todo:
+        for a in todo.pop().args:
+            if a in pro and k.stage.get(a, 0) < st and a not in need:
+                need.add(a)
+                todo.append(a)
+    return need
+
+
+def _column_state(r: Node, pass_no: int, pairwise: bool) -> list[tuple[str, np.dtype]]:
+    """The variables (suffixes of the accumulator's name, dtypes) a reduction updates in one pass over the
+    reduced axes: the column path keeps each in an array over the streamed axes. The dtypes are those of
+    the row path's scalars (``inits``), so that each step computes in the same types."""
+    if r.op in ("var", "std"):
+        return [("_m" if pass_no == 0 else "", _pw_dtype(r) if pairwise else F64)]
+    if pass_no:
+        return []
+    return [("", _pw_dtype(r) if pairwise else _acc_dtype(r))] + ([("_i", I64)] if r.op in ("argmax", "argmin") else [])
+
+
+def _np_type(dt: np.dtype) -> str:
+    return "np.bool_" if dt == np.bool_ else f"np.{dt.name}"
+
+
 def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     k = ctx.kernel
     for r in k.nodes:  # var(dtype=int): NumPy's mean, deviations and squares wrap in that integer dtype
@@ -987,15 +1073,18 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     epi = [n for n in k.nodes if k.phase[n] == "epi"]
     stages = sorted({stage.get(n, 0) for n in k.nodes})
     var = lambda d: f"i{d}"  # noqa: E731
-    # per-element values a later stage reads again: kept in a row-sized scratch buffer
-    scratch = {n: f"sc{j}" for j, n in enumerate(
-        n for n in pro if any(a.storage() is n and stage.get(m, 0) > stage.get(n, 0) for m in k.nodes for a in m.args))}
-    ri = " + ".join(f"i{d}" + "".join(f" * s{e}" for e in axes[j + 1:]) for j, d in enumerate(axes)) or "0"
     # NumPy's pairwise order (_pairwise_plan): a run is the trailing reduced axes, its values summed as
     # NumPy's tree of them (a full reduction: the tree's subtrees of PW_BLOCK elements in parallel)
     pw = _pairwise_plan(k, reds)
     run = [d for d in sorted(axes) if all(e in axes or space[e] == 1 for e in range(d + 1, nd))]
     run_big = [d for d in run if space[d] != 1]
+    streamed = [] if full else _streamed_axes(k, bool(pw) and bool(run_big))  # (the column path, see COLUMNS_MARK)
+    # per-element values a later stage reads again: kept in a row-sized scratch buffer (the column path
+    # computes them again instead: _recomputed)
+    scratch = {} if streamed else {n: f"sc{j}" for j, n in enumerate(
+        n for n in pro if any(a.storage() is n and stage.get(m, 0) > stage.get(n, 0) for m in k.nodes for a in m.args))}
+    again = {st: _recomputed(k, st) for st in stages} if streamed else {}
+    ri = " + ".join(f"i{d}" + "".join(f" * s{e}" for e in axes[j + 1:]) for j, d in enumerate(axes)) or "0"
 
     def flat_index(r: Node) -> str:
         axis = dict(r.params)["axis"]
@@ -1017,7 +1106,7 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                 ctx.names[n] = ctx.fresh(f"{buf}_")
                 lines.append(f"{ctx.names[n]} = {buf}[{ri}]")
         for n in pro:
-            if stage.get(n, 0) == st:
+            if stage.get(n, 0) == st or n in again.get(st, ()):
                 _node_expr(ctx, n, space, var, lines)
                 if write_outputs and n in scratch:
                     lines.append(f"{scratch[n]}[{ri}] = {ctx.names[n]}")
@@ -1135,6 +1224,95 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             rng_args = hi if lo == "0" else f"{lo}, {hi}"
             out.append("    " * j + f"for i{d} in {rng}({rng_args}):")
         return out + ["    " * len(dims) + ln for ln in body]
+
+    # -- the column path (COLUMNS_MARK) -------------------------------------------------------
+    def columns(cols: list[int]) -> tuple[list[str], bool]:
+        """Per chunk of the kept axes: an array per accumulator over the streamed axes ``cols``; per stage,
+        its passes over the reduced axes with ``cols`` innermost (each element loads its accumulators, folds
+        in its value as the row path does, stores them), then a loop over ``cols`` for the finals and the
+        epilogue. Values a later stage reads per output element wait in arrays too (``carried``)."""
+        lead = [d for d in outer if d not in cols]
+        t0, rest = cols[0], cols[1:]
+        # an element's place in the chunk's arrays: the streamed axes in C order, the first from ``tlo``
+        at = "np.uint64(" + " + ".join([f"(i{t0} - tlo)" + "".join(f" * s{e}" for e in rest) if rest else f"i{t0} - tlo"] + [
+            f"i{d}" + "".join(f" * s{e}" for e in rest[j + 1:]) for j, d in enumerate(rest)]) + ")"
+        later = {a for m in k.nodes for a in m.args if stage.get(m, 0) > stage.get(a, 0)}
+        carried = {n: f"cv{j}" for j, n in enumerate(n for n in k.nodes if k.phase[n] in ("red", "epi") and n in later)}
+        arrays: dict[str, np.dtype] = {buf: n.dtype for n, buf in carried.items()}
+
+        def kept(rs: list[Node], pass_no: int) -> list[str]:
+            """The accumulators' variables this pass updates (each with its array, ``{name}_c``)."""
+            names = []
+            for r in rs:
+                for suffix, dt in _column_state(r, pass_no, r in pw):
+                    names.append(acc_names[r] + suffix)
+                    arrays[names[-1] + "_c"] = dt
+            return names
+
+        def load(names: list[str]) -> list[str]:
+            return [f"{v} = {v}_c[{at}]" for v in names]
+
+        def store(names: list[str]) -> list[str]:
+            return [f"{v}_c[{at}] = {v}" for v in names]
+
+        def load_carried(lines: list[str], st: int) -> None:
+            for n, buf in carried.items():
+                if stage.get(n, 0) < st:
+                    ctx.names[n] = ctx.fresh("c")
+                    lines.append(f"{ctx.names[n]} = {buf}[{at}]")
+
+        def over(dims: list[int], body: list[str]) -> list[str]:
+            return loops(dims, body, False, {t0: ("tlo", "thi")}) if body else []
+
+        def sweep(rs: list[Node], pass_no: int, st: int) -> list[str]:
+            """One pass over the reduced axes: a row of the streamed axes at a time."""
+            names = kept(rs, pass_no)
+            means = [acc_names[r] + "_mean" for r in rs if pass_no == 1 and r.op in ("var", "std")]
+            body = load(names + means)
+            load_carried(body, st)
+            accumulate(pass_no, body, st)
+            return over(list(axes) + cols, body + store(names))
+
+        body: list[str] = []
+        for st in stages:
+            rs = [r for r in reds if stage.get(r, 0) == st]
+            init: list[str] = []
+            inits(init, 0, st)
+            body += over(cols, init + store(kept(rs, 0)))
+            body += sweep(rs, 0, st)
+            variances = [r for r in rs if r.op in ("var", "std")]
+            if variances:  # their means, between their two passes
+                mid = load(kept(rs, 0))
+                mean(mid, st)
+                inits(mid, 1, st)
+                means = [acc_names[r] + "_mean" for r in variances]
+                arrays.update({m + "_c": _work_dtype(r) for m, r in zip(means, variances)})
+                body += over(cols, mid + store(means + kept(rs, 1)))
+                body += sweep(rs, 1, st)
+            pre = load([v for r in rs for v in kept([r], 1 if r in variances else 0)])
+            load_carried(pre, st)
+            fin: list[str] = []
+            finals(fin, st)
+            _epilogue(ctx, [n for n in epi if stage.get(n, 0) == st], fin, k, axes, var, write=False)
+            fin += [f"{buf}[{at}] = {ctx.names[n]}" for n, buf in carried.items() if stage.get(n, 0) == st]
+            fin += [f"out{j}[{_out_index(out.shape, nd, outer, axes)}] = {ctx.names[out]}" for j, out in enumerate(outputs(k))
+                    if k.phase.get(out) in ("red", "epi") and stage.get(out, 0) == st]
+            if fin:  # (a stage of prologue only, the last of a layer norm, has none)
+                body += over(cols, pre + fin)
+        # chunks: of the first kept axis outside (up to 4 per thread), each split along the first streamed
+        # axis while the threads outnumber them, in slices of at least COLUMN_CHUNK elements
+        lines = [COLUMNS_MARK, f"nl = max(1, min(4 * nthreads, s{lead[0]}))" if lead else "nl = 1",
+                 f"nt = max(1, min(nthreads // nl, s{t0} // {COLUMN_CHUNK}))"]
+        chunk = [f"tlo = ((c % nt) * s{t0}) // nt", f"thi = ((c % nt + 1) * s{t0}) // nt",
+                 "tn = (thi - tlo)" + "".join(f" * s{e}" for e in rest)]
+        chunk += [f"{a} = np.empty(tn, {_np_type(dt)})" for a, dt in arrays.items()]
+        if lead:
+            l0 = lead[0]
+            body = loops(lead, body, False, {l0: (f"((c // nt) * s{l0}) // nl", f"((c // nt + 1) * s{l0}) // nl")})
+        return lines + ["for c in prange(nl * nt):"] + ["    " + ln for ln in chunk + body], True
+
+    if streamed:
+        return columns(streamed)
 
     # -- NumPy's pairwise order --------------------------------------------------------------
     def pw_reds(pass_no: int, st: int) -> list[Node]:
