@@ -66,6 +66,12 @@ def test_contiguous_reductions_keep_the_row_path():
     check_rows("a = x3.sum(axis=(0, 2))\nb = x3.mean(axis=2, keepdims=True)")
 
 
+def test_a_few_columns_keep_the_row_path():
+    # (below COLUMNS_MIN output elements per row a loop per row costs more than strided reads)
+    check_rows("a = x[:, :3].sum(axis=0)\nb = x3[:, :, :2].max(axis=1)\nc = t[:, :7].argmin(axis=0)")
+    check_columns("a = x[:, :8].sum(axis=0)\nb = x3[:, :, :8].max(axis=1)\nc = t[:48, :2].reshape(-1, 8).argmin(axis=0)")
+
+
 def test_a_reduced_axis_of_one_element_is_no_column_reduction():
     check("a = x[:1].sum(axis=0)\nb = x3[:, :1].sum(axis=1)", SETUP, backend="cpu")
 
@@ -183,7 +189,7 @@ def _data(shape, dtype, seed=0):
     return (rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4, size=shape)).astype(dtype)
 
 
-@pytest.mark.parametrize("shape,axis", [((37, 300), 0), ((3000, 70), 0), ((1000, 3), 0), ((20, 9000), 0),
+@pytest.mark.parametrize("shape,axis", [((37, 300), 0), ((3000, 70), 0), ((1000, 8), 0), ((20, 9000), 0),
                                         ((6, 400, 70), 1), ((50, 40, 70), (0, 1)), ((300, 5, 8), 0)])
 def test_float32_column_sums_are_numpys_bits(shape, axis):
     x = _data(shape, np.float32, seed=len(shape))
