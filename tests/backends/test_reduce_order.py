@@ -153,6 +153,9 @@ def test_empty_axes():
     setup = SETUP + "e0 = np.zeros((0, 5))\ne1 = np.ones((5, 0))\ne2 = np.ones((3, 0, 4))\n"
     check("a = e0.sum(axis=0)\nb = e0.mean(axis=0)\nc = e1.sum(axis=0)\nd = e2.sum(axis=1)\ne = e2.prod(axis=1)\n"
           "h = e0.any(axis=0)\nk = e0.var(axis=0)", setup, backend="cpu")
+    # no rows, wide columns: the column path's loops over the reduced axis run no iteration
+    check_columns("a = w0.sum(axis=0)\nb = w0.mean(axis=0)\nc = w0.std(axis=0)\nd = w0.prod(axis=0)\ne = w0.all(axis=0)\n"
+                  "h = (w0 + 1).astype(np.int8).sum(axis=0)", SETUP + "w0 = np.zeros((0, 20))\n")
 
 
 # -- fused prologue and epilogue, several reductions ------------------------------------------------------
