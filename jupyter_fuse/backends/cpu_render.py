@@ -1249,10 +1249,11 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
         lead = [d for d in outer if d not in cols]
         t0, rest = cols[0], cols[1:]
         # an element's place in the chunk's arrays: the streamed axes in C order, the first from ``tlo``
-        at = "np.uint64(" + " + ".join([f"(i{t0} - tlo)" + "".join(f" * s{e}" for e in rest) if rest else f"i{t0} - tlo"] + [
-            f"i{d}" + "".join(f" * s{e}" for e in rest[j + 1:]) for j, d in enumerate(rest)]) + ")"
+        terms = [f"(i{t0} - tlo)" if rest else f"i{t0} - tlo"] + [f"i{d}" for d in rest]
+        at = "np.uint64(" + " + ".join(t + "".join(f" * s{e}" for e in cols[j + 1:]) for j, t in enumerate(terms)) + ")"
         later = {a for m in k.nodes for a in m.args if stage.get(m, 0) > stage.get(a, 0)}
-        carried = {n: f"cv{j}" for j, n in enumerate(n for n in k.nodes if k.phase[n] in ("red", "epi") and n in later)}
+        carried = {n: f"cv{j}" for j, n in enumerate(
+            n for n in k.nodes if k.phase[n] in ("red", "epi") and n in later)}
         arrays: dict[str, np.dtype] = {buf: n.dtype for n, buf in carried.items()}
 
         def kept(rs: list[Node], pass_no: int) -> list[str]:
