@@ -287,7 +287,10 @@ def _forwarded(s: Session, value: Node, dest: Node) -> Node | None:
     if readers is None or None in readers:  # who reads it is not known (it was written before the last
         return None  # evaluation), or another array holds it: it stays
     chain, written, floor = dest.params[0], dest.args[1], dest.serial
+    here = [s.line()]
     for r in readers:  # (at once, without a walk: a read of another window, as a stencil's, keeps it)
+        if s.lines.get(r) != here:  # read by another statement: values made since may depend on it through
+            return None  # arrays the cell still holds (a solver's b, read by the pressure loop), which a rebuild would copy
         for a in r.args:
             if a is dest or a._base is dest and (a.params != chain or a.args[0] is not dest):
                 return None
