@@ -686,7 +686,13 @@ def _results(entry: Entry, values: dict, host: Any) -> tuple[list[Any], list[tup
             # copied: the entry's own constant, and an array already handed out or read from outside
             # (an eager call's result is this replay's own: handed out as the traced run handed it)
             kind = entry.slots[slot][1][0] if slot is not None else None
-            if kind == "const" or id(out) in claimed or id(out) in slot_arrays and kind != "eager":
+            made = values.get(entry.slots[slot][0]) if kind == "eager" else None
+            if dirty and isinstance(made, np.ndarray) and isinstance(out, np.ndarray) and out is not made:
+                # the traced run wrote into the eager call's own array (capture.finalize), whose layout NumPy
+                # chose (a fancy index's size-1 axis keeps its own stride): so does the replay
+                np.copyto(views.writable(made), out)
+                out = made
+            elif kind == "const" or id(out) in claimed or id(out) in slot_arrays and kind != "eager":
                 out = out.copy()
         storage.append(out)
         claimed.add(id(out))

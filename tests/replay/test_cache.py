@@ -401,3 +401,19 @@ def test_a_device_array_input_makes_the_cell_unreplayable_not_an_error():
     tape = Tape(None)
     tape.on_input(object(), DeviceArray())
     assert tape.slots == [] and "kept on the device by an earlier cell (--keep)" in tape.reasons[0]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_a_replay_writes_into_an_eager_results_own_array(backend):
+    # bench/fuzz.py seed 63825: NumPy lays a fancy index's result out its own way (its size-1 axis keeps a
+    # stride of its own) and the in-place write keeps that array; a replay handed back a C-ordered copy
+    cell = "v1 = b[[0, -1]]\nv1[:-1] = v1[1:]\n"
+    fresh = lambda: {"np": np, "b": np.arange(16).reshape((1, 4, 4)).T}  # noqa: E731
+    ref = fresh()
+    exec(cell, ref)
+    caches = []
+    for _ in range(3):
+        ns = fresh()
+        caches.append(jf.run_cell(cell, ns, backend).cache)
+        assert ns["v1"].strides == ref["v1"].strides == (32, 8, 32) and np.array_equal(ns["v1"], ref["v1"])
+    assert caches[1:] == ["hit", "hit"]
