@@ -48,6 +48,7 @@ class Session:
         self.backend = backend
         self.filename = filename  # the cell's code filename: how we find user lines
         self.fuse = fuse
+        self.fuses = fuse and backend.fuses  # plans fuse (else: one kernel per op, as NumPy runs them)
         self.inputs: dict[int, Any] = {}  # slot -> array read from outside (the user's own storage)
         self.values: dict[Node, Any] = {}  # node -> concrete value, for computed nodes
         self.lines: dict[Node, list[int]] = {}  # provenance: cell lines that built a node
@@ -137,12 +138,8 @@ class Session:
              shape: tuple[int, ...], layout=None, count: bool = True) -> Node:
         """Add one node to the graph. Every traced operation ends up here."""
         node = Node.make(op, args, params, dtype, shape, layout)
-        readers = self.readers
-        if readers:
-            for a in args:
-                a = a._base or a
-                if a in readers:
-                    readers[a].append(node)
+        if self.readers:
+            self._reads(node)
         if count:
             self.report.ops += 1
         elif node.kind == "op":
@@ -156,6 +153,25 @@ class Session:
             elif line not in lines:
                 lines.append(line)
         return node
+
+    def _reads(self, node: Node) -> None:
+        """``node`` reads the pending assignments among its arguments (directly or through a view)."""
+        readers = self.readers
+        for a in node.args:
+            a = a._base or a
+            if a in readers:
+                readers[a].append(node)
+
+    def remake(self, node: Node, args: tuple[Node, ...]) -> Node:
+        """``node`` with other arguments (the tracer's forwarding, trace._forwarded): the lines that
+        made it, its place in an eager op and its reads are the old node's."""
+        new = Node.make(node.op, args, node.params, node.dtype, node.shape, node.layout)
+        self.lines.setdefault(new, self.lines.get(node, []))
+        if node in self.implicit:
+            self.implicit.add(new)
+        if self.readers:
+            self._reads(new)
+        return new
 
     def hold(self, buf: Any) -> None:
         """A buffer whose contents are now a traced node (a new array, or a write into one): a
@@ -288,7 +304,7 @@ class Session:
         """The plan for this graph: made before for a graph of this structure, or made now."""
         keep = self._keep()
         backend = self.backend
-        fuses = self.fuse and backend.fuses
+        fuses = self.fuses
         staged = getattr(backend, "staged", False)
         options = (backend.name, type(backend).__name__, fuses, staged, final)
         k = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced)

@@ -272,7 +272,7 @@ def _filled(s: Session, node: Node) -> Node:
     """An elementwise operand that is a window of a constant fill (``np.zeros``, ...) is that fill, over the
     window's shape: computed where it is read, not read from memory. (Elementwise operands only: the
     result's memory order was decided from the view itself; unfused, every op runs as NumPy runs it.)"""
-    if node.kind == "view" and node.args[0].op in _FILLS and s.fuse and s.backend.fuses:
+    if node.kind == "view" and node.args[0].op in _FILLS and s.fuses:
         src = node.args[0]
         return s.bind(src.op, (), (node.shape, *src.params[1:]), src.dtype, node.shape, count=False)
     return node
@@ -286,6 +286,8 @@ def _forwarded(s: Session, value: Node, dest: Node) -> Node | None:
     readers = s.readers.get(dest)
     if readers is None or None in readers:  # who reads it is not known (it was written before the last
         return None  # evaluation), or another array holds it: it stays
+    if not readers:  # no op reads it (every op is bound, session.bind, or remade, session.remake): only a
+        return None if value is dest or value._base is dest else value  # window of it, as the value itself
     chain, written, floor = dest.params[0], dest.args[1], dest.serial
     here = [s.line()]
     for r in readers:  # (at once, without a walk: a read of another window, as a stencil's, keeps it)
@@ -317,10 +319,7 @@ def _forwarded(s: Session, value: Node, dest: Node) -> Node | None:
             return None
         args = tuple([new.get(a, a) for a in n.args])
         if args != n.args:
-            new[n] = m = Node.make(n.op, args, n.params, n.dtype, n.shape, n.layout)
-            s.lines.setdefault(m, s.lines.get(n, []))
-            if n in s.implicit:
-                s.implicit.add(m)
+            new[n] = s.remake(n, args)
     return new.get(value, value)
 
 
@@ -328,22 +327,16 @@ def _written(out: "LazyArray", args: list[Any]) -> "LazyArray | None":
     """For ``op(..., out=out)``: the value the last write into out's region put there, as an operand,
     when the write about to be made will take that one over (``_forwarded``: nothing read it yet, and
     no other operand reads it). Asked before the op is traced, so no node reading memory is made only
-    to be rebuilt."""
+    to be rebuilt. With no op reading the write, an operand reads it only as a window of it."""
     s, dest = out._s, out._buf.node
-    if dest.op != "setitem" or dest.params[0] != out._chain or s.readers.get(dest) != []:
+    if dest.op != "setitem" or dest.params[0] != out._chain or s.readers.get(dest) != [] or not s.fuses:
         return None
     written = dest.args[1]
-    if written.shape != dest.params[1] or written.dtype != dest.dtype or not (s.fuse and s.backend.fuses):
+    if written.shape != dest.params[1] or written.dtype != dest.dtype:
         return None
-    floor = dest.serial
-    stack, seen = [a._current() for a in args if type(a) is LazyArray and a is not out], set()
-    while stack:  # (only what was made after the write can read it)
-        n = stack.pop()
-        if n is dest or n._base is dest:
+    for a in args:
+        if type(a) is LazyArray and a is not out and (a._buf.node is dest):  # (x += x[::-1]: another window)
             return None
-        if n.serial > floor and n not in seen:
-            seen.add(n)
-            stack.extend(n.args)
     return LazyArray(s, Buffer(written), ())
 
 
@@ -631,8 +624,7 @@ class LazyArray:
             if value.op == "view" and value.args[0] is buf.node and value.params == self._chain:
                 return  # writing an array's own current value back: a no-op
             dest = buf.node
-            if dest.op == "setitem" and dest.params[0] == self._chain and self._s.fuse \
-                    and self._s.backend.fuses:
+            if dest.op == "setitem" and dest.params[0] == self._chain and self._s.fuses:
                 forwarded = _forwarded(self._s, value, dest)
                 if forwarded is not None:  # the region's last write is overwritten whole and read only through
                     # this view: the new value reads what was written there without memory, and the old write

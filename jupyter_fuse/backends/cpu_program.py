@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..program import Block, Instr, Loop, offsets
+from .cpu_render import np_type
 
 
 def emit(blk: Block) -> tuple[str, dict[str, Any]]:
@@ -114,7 +115,7 @@ class _Emitter:
                 var = next(outs)
                 name = f"{prefix}{len(names)}"
                 dtype, size = self.blk.vars[var]
-                self.lines.append(f"{pad}{name} = np.empty({size}, np.{_typename(dtype)})")
+                self.lines.append(f"{pad}{name} = np.empty({size}, {np_type(dtype)})")
                 names.append(name)
                 shape = a[1].shape
                 args.append(name if len(shape) <= 1 else f"{name}.reshape({shape!r})")
@@ -143,10 +144,10 @@ class _Emitter:
                 self.lines.append(f"{pad}{name} = {ins[i]}{'.copy()' if slot in overwritten else ''}")
             else:  # only read after the loop: a placeholder of its type until the first iteration
                 dtype = self.blk.vars[_slot_var(loop, slot)][0]
-                self.lines.append(f"{pad}{name} = np.empty(0, np.{_typename(dtype)})")
+                self.lines.append(f"{pad}{name} = np.empty(0, {np_type(dtype)})")
         history = [f"h{tag}_{i}" for i in range(len(loop.history))]  # a row per iteration, for Python
         for (_, _, size, dtype), name in zip(loop.history, history):
-            self.lines.append(f"{pad}{name} = np.empty({size * loop.count}, np.{_typename(dtype)})")
+            self.lines.append(f"{pad}{name} = np.empty({size * loop.count}, {np_type(dtype)})")
         self.lines.append(f"{pad}for _t{tag} in range({loop.count}):  # the cell's loop{_lines(loop)}, rolled back up")
         body: dict[tuple[int, int], str] = {}
         at = 0  # where unit j's offsets start in the loop's
@@ -205,10 +206,6 @@ def _overwritten(loop: Loop) -> dict[tuple[int, int], int]:
 
 def _slot_var(loop: Loop, slot: tuple[int, int]) -> int:
     return loop.outs[loop.out_slots.index(slot)]
-
-
-def _typename(dtype: np.dtype) -> str:
-    return "bool_" if dtype == np.bool_ else dtype.name
 
 
 def compile_source(source: str, kernels: dict[str, Any]) -> Any:

@@ -1061,7 +1061,8 @@ def _column_state(r: Node, pass_no: int, pairwise: bool) -> list[tuple[str, np.d
     return [("", _pw_dtype(r) if pairwise else _acc_dtype(r))] + ([("_i", I64)] if r.op in ("argmax", "argmin") else [])
 
 
-def _np_type(dt: np.dtype) -> str:
+def np_type(dt: np.dtype) -> str:
+    """The NumPy type of ``dt`` as generated numba source spells it (``np.bool_``, the name every NumPy has)."""
     return "np.bool_" if dt == np.bool_ else f"np.{dt.name}"
 
 
@@ -1321,7 +1322,7 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                  f"nt = max(1, min(nthreads // nl, s{t0} // {COLUMN_CHUNK}))"]
         chunk = [f"tlo = ((c % nt) * s{t0}) // nt", f"thi = ((c % nt + 1) * s{t0}) // nt",
                  "tn = (thi - tlo)" + "".join(f" * s{e}" for e in rest)]
-        chunk += [f"{a} = np.empty(tn, {_np_type(dt)})" for a, dt in arrays.items()]
+        chunk += [f"{a} = np.empty(tn, {np_type(dt)})" for a, dt in arrays.items()]
         if lead:
             l0 = lead[0]
             body = loops(lead, body, False, {l0: (f"((c // nt) * s{l0}) // nl", f"((c // nt + 1) * s{l0}) // nl")})
@@ -1415,14 +1416,14 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             finals(body, st)
             _epilogue(ctx, [n for n in epi if stage.get(n, 0) == st], body, k, axes, var, write=False)
         _epilogue(ctx, [], body, k, axes, var)
-        allocs = [f"{buf} = np.empty({'*'.join(f's{d}' for d in axes)}, np.{n.dtype.name})" for n, buf in scratch.items()]
+        allocs = [f"{buf} = np.empty({'*'.join(f's{d}' for d in axes)}, {np_type(n.dtype)})" for n, buf in scratch.items()]
         if not allocs and not tree:
             return loops(outer, body, True), False
         # rows in chunks, one allocation of scratch buffers per chunk rather than per row
         o0 = outer[0]
         lines.append(f"nch = max(1, min(4 * nthreads, s{o0}))")
         if tree:  # one run's values per chunk (NumPy's own temporary, where the operand is an expression)
-            lines += [f"pl = {n_run}"] + [f"{acc_names[r]}_b = np.empty(nch * pl, np.{_pw_dtype(r).name})" for r in pw]
+            lines += [f"pl = {n_run}"] + [f"{acc_names[r]}_b = np.empty(nch * pl, {np_type(_pw_dtype(r))})" for r in pw]
             allocs.append("qo = c * pl")  # (allocated here, not in the threads: numba compiles that faster)
         inner = loops(outer, body, False, {o0: (f"(c * s{o0}) // nch", f"((c + 1) * s{o0}) // nch")})
         return lines + ["for c in prange(nch):"] + ["    " + ln for ln in allocs + inner], True
@@ -1440,11 +1441,11 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
             for r in rs:
                 acc = acc_names[r]
                 accd = _pw_dtype(r) if r in pw else F64 if r.op in ("var", "std") else _acc_dtype(r)
-                out.append(f"{acc}_p = np.empty(max(nch, 1), np.{accd.name})")
+                out.append(f"{acc}_p = np.empty(max(nch, 1), {np_type(accd)})")
                 if r.op in ("argmax", "argmin"):
                     out.append(f"{acc}_pi = np.zeros(max(nch, 1), np.int64)")
             body = [f"qa = {b}st[c]", f"qe = {b}st[c + 1]"]
-            body += [f"{acc_names[r]}_b = np.empty(qe - qa, np.{_pw_dtype(r).name})" for r in pw_reds(pass_no, 0)]
+            body += [f"{acc_names[r]}_b = np.empty(qe - qa, {np_type(_pw_dtype(r))})" for r in pw_reds(pass_no, 0)]
             inits(body, pass_no, pairwise=False)  # (a pairwise one sums its block's values)
             body += block(pass_no, 0)
             for r in rs:
@@ -1487,7 +1488,7 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     for r in reds:
         acc = acc_names[r]
         accd = np.dtype(np.float64) if r.op in ("var", "std") else _acc_dtype(r)
-        lines.append(f"{acc}_p = np.empty(nch, np.{accd.name})")
+        lines.append(f"{acc}_p = np.empty(nch, {np_type(accd)})")
         if r.op in ("argmax", "argmin"):
             lines.append(f"{acc}_pi = np.zeros(nch, np.int64)")
     bounds = {a0: (f"(c * s{a0}) // nch", f"((c + 1) * s{a0}) // nch")}
