@@ -20,17 +20,12 @@ import numpy as np
 
 import jupyter_fuse
 from jupyter_fuse.ir import Node
+from programs import BY_NAME  # (bench/programs.py: the loop programs of bench/loops.py)
 
-CONV = """\
-for k in range(20):
-    out = np.zeros_like(img)
-    for di in range(-1, 2):
-        for dj in range(-1, 2):
-            out[1:-1, 1:-1] += w[di + 1, dj + 1] * img[1 + di:n - 1 + di, 1 + dj:n - 1 + dj]
-    img = out / w.sum()
-"""
+CONV = BY_NAME["conv"]
+
 CELLS = {
-    "conv (9 x out[r] += ...)": CONV,
+    "conv (9 x out[r] += ...)": CONV.source,
     "x[r] += ..., 10,000 steps": "for i in range(10000):\n    x[1:-1] += 0.1 * x[1:-1]\n",
     "x[r] = f(x[r]), 10,000 steps": "for i in range(10000):\n    x[1:-1] = x[1:-1] * 0.999 + 0.001\n",
     "def step(u): u[r] += ..., 2,000 calls": "def step(u):\n    u[1:-1] += 0.5 * u[1:-1]\n    return u\n"
@@ -40,9 +35,7 @@ CELLS = {
 
 
 def fresh() -> dict:
-    n = 128
-    return {"np": np, "x": np.linspace(0, 1, 1000), "a": np.array(0.0), "n": n,
-            "img": np.random.default_rng(0).random((n, n)), "w": np.array([[1.0, 2, 1], [2, 4, 2], [1, 2, 1]])}
+    return {**CONV.setup(CONV.sizes["small"]), "x": np.linspace(0, 1, 1000), "a": np.array(0.0)}
 
 
 def same(a: dict, b: dict) -> bool:
