@@ -139,8 +139,9 @@ class Namespace(dict):
         super().__init__()
         self.user, self.session = user, session
         self.reads: dict[str, Any] = {}  # name -> the object read (reference-graph roots)
-        self.assigned: set[str] = set()
-        self.deleted: set[str] = set()
+        # (ordered, not sets: the cell's final plan is made in this order, the same under any hash seed)
+        self.assigned: dict[str, None] = {}
+        self.deleted: dict[str, None] = {}
         self.cached: dict[str, Any] = {}  # name -> what __getitem__ put in the dict for a read
         dict.__setitem__(self, "__builtins__", _Builtins(self, user.get("__builtins__", builtins)))
         if "__name__" in user:  # class bodies read it with a plain dict lookup: their __module__
@@ -166,8 +167,8 @@ class Namespace(dict):
         return wrapped
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self.assigned.add(key)
-        self.deleted.discard(key)
+        self.assigned[key] = None
+        self.deleted.pop(key, None)
         dict.__setitem__(self, key, wrap_value(self.session, value))
 
     def global_stores(self) -> None:
@@ -175,16 +176,16 @@ class Namespace(dict):
         ``__setitem__``): anything in the dict that is neither a cached read nor known is one."""
         for k, v in list(dict.items(self)):
             if k != "__builtins__" and k not in self.assigned and self.cached.get(k, self) is not v:
-                self.assigned.add(k)
-                self.deleted.discard(k)
+                self.assigned[k] = None
+                self.deleted.pop(k, None)
 
     def __delitem__(self, key: str) -> None:
         if dict.__contains__(self, key):
             dict.__delitem__(self, key)
         elif key in self.deleted or key not in self.user:
             raise KeyError(key)
-        self.deleted.add(key)
-        self.assigned.discard(key)
+        self.deleted[key] = None
+        self.assigned.pop(key, None)
 
     def __contains__(self, key: object) -> bool:
         return dict.__contains__(self, key) or (key in self.user and key not in self.deleted)
