@@ -107,20 +107,20 @@ class CpuBackend:
 
         def run(values: dict, report: Any) -> None:
             if errors_raise():  # compiled kernels set no FloatingPointError: NumPy's own loops do
-                execute_plan(plan, values, report, lambda kernel: run_on_numpy(kernel, values, report, RAISE))
+                execute_plan(plan, values, report, lambda kernel: run_on_numpy(kernel, values, report, RAISE, plan.inplace))
             else:
                 execute_plan(plan, values, report, lambda kernel: launchers[id(kernel)](values, report))
         return run
 
     def _launcher(self, kernel: Kernel, plan: Any) -> Callable[[dict, Any], None]:
         if kernel.kind == "single":
-            return numpy_launcher(kernel, kernel.reason)
+            return numpy_launcher(kernel, kernel.reason, plan.inplace)
         try:
             rendered = self._render(kernel)
         except CannotRender as e:  # the partitioner asked supports(); this is a bug if it happens
             if strict():
                 raise
-            return lambda values, report: run_on_numpy(kernel, values, report, f"could not render: {e}")
+            return lambda values, report: run_on_numpy(kernel, values, report, f"could not render: {e}", plan.inplace)
         size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
         parallel = size >= PARALLEL_MIN and self._numba.get_num_threads() > 1
         params = [param_value(node, dtype) for node, dtype in rendered.params]
@@ -133,7 +133,7 @@ class CpuBackend:
 
         def launch(values: dict, report: Any) -> None:
             if job and job[0] is not None and not job[0].done.is_set():
-                run_on_numpy(kernel, values, report, COMPILING)  # (still compiling: no arguments to bind)
+                run_on_numpy(kernel, values, report, COMPILING, plan.inplace)  # (still compiling: no arguments to bind)
                 return
             args, outs, dest = bind(values)
             args += extra
@@ -145,14 +145,14 @@ class CpuBackend:
                         self._jobs[key] = self._compiling(rendered, parallel, args)
                     job.append(self._jobs[key])
                     if job[0] is not None and not job[0].done.is_set():
-                        run_on_numpy(kernel, values, report, COMPILING)
+                        run_on_numpy(kernel, values, report, COMPILING, plan.inplace)
                         return
                 try:
                     fn, compile_time, how = self._compiled(kernel, rendered, parallel, args)
                 except Exception as e:  # numba failed on our source: never lose the cell over it
                     if strict():
                         raise
-                    run_on_numpy(kernel, values, report, f"numba could not compile it: {type(e).__name__}: {e}")
+                    run_on_numpy(kernel, values, report, f"numba could not compile it: {type(e).__name__}: {e}", plan.inplace)
                     return
                 compiled.append(fn)
                 report.times["compile"] += compile_time

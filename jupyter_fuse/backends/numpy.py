@@ -17,8 +17,9 @@ from ..ir import Node
 from ..ops import CREATION, OPS, REDUCTIONS
 
 
-def run_node(node: Node, args: list[Any]) -> Any:
-    """Compute one node from its argument values with NumPy."""
+def run_node(node: Node, args: list[Any], in_place: bool = False) -> Any:
+    """Compute one node from its argument values with NumPy. ``in_place``: an assignment writes into its
+    destination's value (which nothing reads afterwards) instead of a copy of it."""
     op, p = node.op, node.params
     if op == "view":
         return views.apply_chain(np.asarray(args[0]), p)
@@ -31,7 +32,7 @@ def run_node(node: Node, args: list[Any]) -> Any:
     if op == "copy":
         return np.array(args[0], copy=True, order="C")
     if op == "setitem":  # (a write keeps a dense storage's layout: views.kept_layout)
-        out = np.array(args[0], copy=True, order="C" if node.layout is None else "K")
+        out = args[0] if in_place and args[0].flags.writeable else np.array(args[0], copy=True, order="C" if node.layout is None else "K")
         views.apply_chain(out, p[0])[...] = args[1]
         return out
     if op == "reshape":
@@ -96,15 +97,17 @@ def execute_plan(plan: Any, values: dict, report: Any, run_kernel: Callable[[Any
             resolve(node, values)
 
 
-def run_on_numpy(kernel: Any, values: dict, report: Any, reason: str | None = None) -> None:
-    """A kernel's nodes one NumPy call each; ``reason`` says why when another backend does this."""
-    numpy_launcher(kernel, reason)(values, report)
+def run_on_numpy(kernel: Any, values: dict, report: Any, reason: str | None = None, inplace: Any = ()) -> None:
+    """A kernel's nodes one NumPy call each; ``reason`` says why when another backend does this;
+    ``inplace``: the plan's assignments that may write into their destination (``Plan.inplace``)."""
+    numpy_launcher(kernel, reason, inplace)(values, report)
 
 
-def numpy_launcher(kernel: Any, reason: str | None) -> Callable[[dict, Any], None]:
+def numpy_launcher(kernel: Any, reason: str | None, inplace: Any = ()) -> Callable[[dict, Any], None]:
     """``run_on_numpy`` for a kernel launched again and again (a replay's matmul every step): the
     report entry is made at its first launch only."""
     entry: dict = {}
+    owned = _written_in_place(kernel.nodes, inplace) if inplace else frozenset()
 
     def launch(values: dict, report: Any) -> None:
         t0 = time.perf_counter()
@@ -113,13 +116,28 @@ def numpy_launcher(kernel: Any, reason: str | None) -> Callable[[dict, Any], Non
             args = [resolve(a, values) for a in node.args]
             if not entry:
                 read += sum(a.nbytes for a in args if isinstance(a, np.ndarray))
-            values[node] = as_result(node, run_node(node, args))
+            values[node] = as_result(node, run_node(node, args, node in owned))
         if not entry:
             entry.update(kernel_entry(kernel, 0.0, read, None, reason=reason))
         entry["name"] = kernel.name  # (a plan shared between cells is named in each cell anew)
         report.launched(entry, time.perf_counter() - t0)
 
     return launch
+
+
+def _written_in_place(nodes: list[Node], inplace: Any) -> frozenset:
+    """The assignments among ``nodes`` that may write into their destination as NumPy would, without a
+    copy of it (a row sweep ``u[i, :] = u[i, :] - a * u[i - 1, :]`` would copy all of ``u`` per row): the
+    plan allows it (nothing outside the kernel reads the old destination) and, run op by op, no later op
+    of the kernel reads it either (in a compiled kernel each element is read before it is written)."""
+    owned, last_read = [], {}
+    for i, n in enumerate(nodes):
+        for a in n.args:
+            last_read[a._base or a] = i
+    for i, n in enumerate(nodes):
+        if n.op == "setitem" and n in inplace and last_read.get(n.args[0], i) <= i:
+            owned.append(n)
+    return frozenset(owned)
 
 
 def kernel_entry(kernel: Any, elapsed: float, read: int, source: str | None, reason: str | None = None,
@@ -141,4 +159,4 @@ class NumpyBackend:
         return None
 
     def execute(self, plan: Any, values: dict, report: Any) -> None:
-        execute_plan(plan, values, report, lambda kernel: run_on_numpy(kernel, values, report))
+        execute_plan(plan, values, report, lambda kernel: run_on_numpy(kernel, values, report, inplace=plan.inplace))

@@ -405,3 +405,28 @@ def test_a_corrupt_cache_entry_is_recompiled(tmp_path):
     assert damaged
     assert _child(str(tmp_path))[0] in ("compiled", "disk")  # it ran and gave NumPy's answer
     assert _child(str(tmp_path))[0] == "disk"  # and the entry was rewritten
+
+
+def test_kernels_run_op_by_op_write_in_place_where_the_plan_allows(monkeypatch):
+    """Kernels run op by op with NumPy (the numpy backend; on cpu while numba compiles, and kernels numba
+    cannot take) write an assignment whose old destination nothing reads afterwards into it, as NumPy
+    does: a row sweep copied the whole array for every row before."""
+    from jupyter_fuse.backends import numpy as npb
+
+    calls: list[bool] = []
+    real = npb.run_node
+
+    def spy(node, args, in_place=False):
+        if node.op == "setitem":
+            calls.append(in_place)
+        return real(node, args, in_place)
+
+    monkeypatch.setattr(npb, "run_node", spy)
+    src = ("v = u * 1.0\n"
+           "for i in range(1, 6):\n"
+           "    v[i, :] = v[i, :] - 0.3 * v[i - 1, :]\n"
+           "v[0, :] = 1\n"
+           "v[:, 0] = 2\n"
+           "w = v[2:4, 1:3] * 2")
+    check(src, "u = np.arange(48.0).reshape(6, 8)", backend="numpy")
+    assert True in calls, calls
