@@ -27,6 +27,8 @@ from .trace import Buffer, LazyArray, root_of, wrap_array
 
 def wrap_value(s: Session, value: Any) -> Any:
     """What the cell sees for a value from outside (or one it stores)."""
+    if type(value) in _AS_IS:  # (a loop at the cell's top level stores its counter every step)
+        return value
     if isinstance(value, LazyArray):  # first: a LazyArray also passes isinstance(x, np.ndarray)
         return value
     if isinstance(value, np.ndarray) and not isinstance(value, np.matrix) and value.dtype.kind in "biufc":
@@ -52,6 +54,7 @@ def wrap_value(s: Session, value: Any) -> Any:
     return value
 
 
+_AS_IS = frozenset({int, float, bool, complex, str, type(None), tuple, list, dict, LazyArray})
 _CALLABLES = (types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType, np.ufunc,
               type(np.dot))  # (NumPy's Python-level functions: _ArrayFunctionDispatcher)
 _TWINS: dict[int, Any] = {}  # id(a NumPy function) -> the lazy namespace's version (or itself)

@@ -197,6 +197,15 @@ def index_key(index: Any) -> tuple | None:
     items = index if isinstance(index, tuple) else (index,)
     key = []
     for it in items:
+        t = type(it)
+        if t is slice:  # (the common case first: a loop indexes with literal ints every step)
+            a, b, c = it.start, it.stop, it.step
+            if (a is None or type(a) is int) and (b is None or type(b) is int) and (c is None or type(c) is int):
+                key.append(("s", a, b, c))
+                continue
+        elif t is int:
+            key.append(("i", it))
+            continue
         if it is None:
             key.append(("n",))
         elif it is Ellipsis:

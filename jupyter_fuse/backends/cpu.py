@@ -130,10 +130,11 @@ class CpuBackend:
         read_bytes = sum(n.nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))  # views: what they see
         entry: dict = {}  # the report entry's fixed part, made once (replays launch the same kernel often)
         bind = _binder(kernel, rendered, plan, params)
+        meanwhile = numpy_launcher(kernel, COMPILING, plan.inplace)  # NumPy runs it while numba compiles
 
         def launch(values: dict, report: Any) -> None:
             if job and job[0] is not None and not job[0].done.is_set():
-                run_on_numpy(kernel, values, report, COMPILING, plan.inplace)  # (still compiling: no arguments to bind)
+                meanwhile(values, report)  # (still compiling: no arguments to bind)
                 return
             args, outs, dest = bind(values)
             args += extra
@@ -145,7 +146,7 @@ class CpuBackend:
                         self._jobs[key] = self._compiling(rendered, parallel, args)
                     job.append(self._jobs[key])
                     if job[0] is not None and not job[0].done.is_set():
-                        run_on_numpy(kernel, values, report, COMPILING, plan.inplace)
+                        meanwhile(values, report)
                         return
                 try:
                     fn, compile_time, how = self._compiled(kernel, rendered, parallel, args)

@@ -107,11 +107,14 @@ def numpy_launcher(kernel: Any, reason: str | None, inplace: Any = ()) -> Callab
     """``run_on_numpy`` for a kernel launched again and again (a replay's matmul every step): the
     report entry is made at its first launch only."""
     entry: dict = {}
-    owned = _written_in_place(kernel.nodes, inplace) if inplace else frozenset()
+    owned: Any = None  # (worked out at the first launch: a compiled kernel's fallback may never run)
 
     def launch(values: dict, report: Any) -> None:
+        nonlocal owned
         t0 = time.perf_counter()
         read = 0
+        if owned is None:
+            owned = _written_in_place(kernel.nodes, inplace) if inplace else frozenset()
         for node in kernel.nodes:
             args = [resolve(a, values) for a in node.args]
             if not entry:
