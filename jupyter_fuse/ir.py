@@ -43,7 +43,7 @@ class Node:
     # Hash and equality are object identity (C-level, no Python call per dict lookup): hash-consing
     # makes equal nodes the same object.
     __slots__ = ("op", "args", "params", "dtype", "shape", "layout", "kind", "_base", "serial", "__weakref__")
-    _table: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
+    _table: "dict[tuple, _Ref]" = {}  # (op, args, params, dtype, shape, layout) -> a weak reference to the node
     _serials = itertools.count()
 
     op: str
@@ -63,14 +63,17 @@ class Node:
         shape: Shape = (),
         layout: tuple[int, tuple[int, ...]] | None = None,
     ) -> "Node":
-        args = tuple(args)
+        if type(args) is not tuple:
+            args = tuple(args)
         key = (op, args, params, dtype, shape, layout)
         try:
-            hit = cls._table.get(key)
+            ref = cls._table.get(key)
         except TypeError:  # an unhashable param: do not share, still correct
-            hit, key = None, None
-        if hit is not None:
-            return hit
+            ref, key = None, None
+        if ref is not None:
+            hit = ref()
+            if hit is not None:
+                return hit
         node = object.__new__(cls)
         node.op, node.args, node.params = op, args, params
         node.dtype, node.shape, node.layout = dtype, shape, layout
@@ -81,7 +84,9 @@ class Node:
         # creation order: a node can only reference nodes made before it (``trace._forwarded`` stops there)
         node.serial = next(cls._serials)
         if key is not None:
-            cls._table[key] = node
+            ref = _Ref(node, _forget)
+            ref.key = key
+            cls._table[key] = ref
         return node
 
     def __reduce__(self):  # nodes pickle by value and re-intern on load
@@ -112,6 +117,18 @@ def describe(node: Node) -> str:
     if node.dtype is None:
         return "weak"
     return f"{node.dtype.str[1:]}[{','.join(map(str, node.shape))}]"
+
+
+class _Ref(weakref.ref):
+    """A weak reference to a node that knows the node's key in ``Node._table`` (weakref.WeakValueDictionary
+    does the same in Python code per insertion and per lookup: a microsecond of every traced op)."""
+    __slots__ = ("key",)
+
+
+def _forget(ref: _Ref, table: dict = Node._table) -> None:
+    """A node died: its entry goes (unless the key has been given to a newer node since)."""
+    if table.get(ref.key) is ref:
+        del table[ref.key]
 
 
 def toposort(roots: Iterable[Node], stop: "set[Node] | dict | None" = None, views: bool = False,
