@@ -10,6 +10,9 @@ LABEXT_SRC   := $(shell find labextension/src labextension/style -type f -not -p
 LABEXT_OUT   := jupyter_fuse/labextension/package.json
 LABEXT_STAMP := $(VENV)/.labextension
 PYTEST_ARGS ?=
+# Test files run in parallel, one worker per core up to 4 (numba compiles on one core: on a clean clone,
+# with no kernel cached, the suite took 18 minutes on 2 cores in one process); each file stays in one worker.
+JOBS        ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
 
 # On CI, tests pick the "ci" hypothesis profile (the tests register it).
 ifdef CI
@@ -48,7 +51,7 @@ cxx:
 
 # Run every test (no GPU needed; gpu-marked tests skip themselves).
 test: install chromium
-	$(PY) -m pytest -q -p no:cacheprovider tests $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(JOBS) --dist loadfile tests $(PYTEST_ARGS)
 
 # Execute demo_notebooks/*.ipynb and write HTML reports to build/demo/.
 demo: install
