@@ -349,6 +349,22 @@ def _c_ordered(a: Any) -> bool:
     return layout is None or 0 not in shape and views.c_contiguous(shape, layout[1], a.dtype.itemsize)
 
 
+def _row_major(a: "LazyArray") -> bool:
+    """A window whose axes run in C order, though with gaps (``u[1:-1, 2:]``, ``x[::2]``): NumPy's
+    order='K' keeps C order for operands like that. Answered from the strides alone, so a 2-D stencil's
+    every op does not build a cache key; size-1 axes (any stride) and reversed ones go the long way."""
+    shape, layout = a._geometry()
+    if layout is None:
+        return True
+    strides = layout[1]
+    last = None
+    for n, st in zip(shape, strides):
+        if n < 2 or st <= 0 or last is not None and st >= last:
+            return False
+        last = st
+    return True
+
+
 _ORDERS: dict[tuple, tuple[int, ...] | None] = {}  # NumPy's order='K' answers, by what decides them
 
 
@@ -356,7 +372,7 @@ def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -
     """The axes, outermost first, of the memory order NumPy gives this elementwise result (None: C).
     Remembered by what decides it (operand dtypes, shapes and strides, not where they start): a loop's
     slice updates ask the same question every step."""
-    if all(_c_ordered(a) for a in args):
+    if all(_c_ordered(a) or _row_major(a) for a in args):
         return None
     key = (op, dtype, shape, *map(_order_part, args))
     try:

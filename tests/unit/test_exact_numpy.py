@@ -219,6 +219,9 @@ ORDERS = ("x = np.arange(24.0).reshape(2, 3, 4); t = x.transpose(1, 2, 0); f = n
     "y = np.sqrt(t) + f.transpose(1, 2, 0)", "y = f > 2; z = ~y", "y = np.add(t, 1, dtype=np.float32)",
     "y = f.astype(np.float32) + f", "y = np.where(f > 3, f, 0)", "y = np.clip(t, 2, 5)", "y = f * 2; y += 1; z = y.sum(axis=0)",
     "y = t.copy(); y[0] = 1; z = y.T + 0", "y = (t * 2).ravel(); y[0] = -1", "y = f.T.reshape(-1)",
+    # windows whose axes run in C order with gaps (trace._row_major), beside ones that do not
+    "y = x[:, 1:, ::2] + x[:, :-1, 1::2]", "y = x[:, ::2, 1:] * f[:, ::2, 1:]", "y = x[:, 1:, :] - t.transpose(2, 0, 1)[:, 1:]",
+    "y = x[:1, 1:] + 1; z = x[:, :1] * 2", "y = x[:, ::-1, 1:] + x[:, 1:, 1:]", "y = b + x[:, :2, ::2]",
 )
 def test_elementwise_results_keep_numpys_memory_order(source, opts):  # order='K': strides, and what reshape copies
     check(source, ORDERS, **opts)
