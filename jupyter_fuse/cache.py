@@ -213,7 +213,8 @@ class Tape:
                       self.nbytes + self.rec.data_bytes,
                       {"ops": r.ops, "syncs": list(r.syncs), "graph": r.graph, "nodes": r.nodes,
                        "graph_truncated": r.graph_truncated,
-                       "breaks": list(r.breaks), "fallbacks": list(r.fallbacks)})
+                       "breaks": list(r.breaks), "fallbacks": list(r.fallbacks),
+                       "bound_writes": list(r.bound_writes)})
         entry.modules, entry.random = tuple(self.modules.items()), self.random
         entry.generators = tuple((g._handle, g._handle.path) for g in self.s.generators.values()
                                  if g._handle.path is not None)

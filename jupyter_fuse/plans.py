@@ -30,7 +30,7 @@ class Template:
     dependency order; ``leaves`` are the positions of the values it reads, ``outs`` of the values
     it keeps (targets, live arrays, storages of kept views)."""
 
-    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared")
+    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared", "inner")
 
     def __init__(self, plan: fuse.Plan, frame: list[Node], values: dict) -> None:
         self.plan, self.frame = plan, frame
@@ -42,6 +42,14 @@ class Template:
         self.breaks = [{**b, "from": index.get(b["from"], b["from"]), "to": index.get(b["to"], b["to"])}
                        for b in plan.breaks]
         self.prepared: dict[int, Callable[[dict, Any], None]] = {}  # id(backend) -> launcher of the plan
+        self.inner: list[tuple[int, int]] | None = None  # see kept_inside
+
+    def kept_inside(self) -> list[tuple[int, int]]:
+        """(frame position, kernel index) of each value the plan keeps that only its own kernel reads: it
+        is written to memory because the cell still holds it (a name bound to it), not for another kernel."""
+        if self.inner is None:
+            self.inner = _kept_inside(self.plan, self.frame)
+        return self.inner
 
     def run(self, backend: Any, leaves: list[Node], outs: list[Node], values: dict, report: Any) -> None:
         """Run the plan on the graph whose leaves are ``leaves`` (values in ``values``): the kept
@@ -62,6 +70,17 @@ class Template:
             v = local.get(frame[i])
             if v is not None:
                 values[n] = v
+
+
+def _kept_inside(plan: fuse.Plan, frame: list[Node]) -> list[tuple[int, int]]:
+    readers: dict[Node, set[int]] = {}
+    for i, k in enumerate(plan.kernels):
+        for n in k.nodes:
+            for a in n.args:
+                readers.setdefault(a._base or a, set()).add(i)
+    owner = {n: i for i, k in enumerate(plan.kernels) for n in k.nodes}
+    return [(pos, owner[n]) for pos, n in enumerate(frame)
+            if n in plan.keep and n in owner and readers.get(n) == {owner[n]}]
 
 
 _TEMPLATES: "OrderedDict[tuple, Template]" = OrderedDict()

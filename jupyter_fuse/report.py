@@ -48,6 +48,8 @@ class Report:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     program: str = ""  # a replay run as one compiled program: what it ran ("500 iterations of k0, k1")
     program_note: str = ""  # a replay run kernel by kernel: why not as one program
+    # values written at the cell's end only because a name still holds them: {names, kernel, bytes, lines}
+    bound_writes: list[dict[str, Any]] = field(default_factory=list)
     graph_truncated: bool = False  # ``nodes`` stops at session.MAX_GRAPH_NODES (a long loop's first ones)
     source: str = ""
     options: dict[str, Any] = field(default_factory=dict)
@@ -146,6 +148,9 @@ class Report:
         for s in self.syncs:
             times = f" x{s['count']}" if s.get("count", 1) > 1 else ""
             lines.append(f"  sync (line {s['line']}){times}: {s['cause']}")
+        bound = bound_writes_text(d)
+        if bound:
+            lines.append(f"  {bound}")
         return "\n".join(lines)
 
 
@@ -165,6 +170,18 @@ FIRST_RUN = "no plan recorded for this cell yet"  # cache.py's reason on a cell'
 NO_FUSE_REASON = "fusion is off (--no-fuse): one kernel per op"  # fuse.py's reason with fusion off
 NUMPY_REFERENCE = "the numpy backend is the reference: one NumPy call per op, never fused (-b cpu or -b cupy fuse)"
 LOAD_PHASE = "load"  # first use: heavy modules (numba, cupy) loaded during the run; the magic measures it
+
+
+def bound_writes_text(d: dict[str, Any]) -> str:
+    """The cost of names the cell leaves bound to its temporaries (issue 16), or "" when there is none."""
+    writes = d.get("bound_writes") or []
+    if not writes:
+        return ""
+    names = [n for w in writes for n in w.get("names", [])]
+    total = sum(int(w.get("bytes", 0)) for w in writes)
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return (f"written only because a name still holds it: {shown} ({fmt.nbytes(total)}; no other kernel "
+            f"reads {'them' if len(names) > 1 else 'it'}: `del` a temporary and it stays inside its kernel)")
 
 
 def launches(k: dict[str, Any]) -> int:

@@ -149,6 +149,7 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     info = entry.report
     report.ops, report.syncs, report.graph, report.nodes = info["ops"], list(info["syncs"]), info["graph"], info["nodes"]
     report.breaks, report.fallbacks = list(info["breaks"]), list(info["fallbacks"])
+    report.bound_writes = list(info["bound_writes"])
     report.graph_truncated = info["graph_truncated"]
     report.cache, report.guards = "hit", list(entry.texts)
     report.result = result  # type: ignore[attr-defined]

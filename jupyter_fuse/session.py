@@ -280,6 +280,8 @@ class Session:
             outs = [frame[i] for i in tmpl.outs]
             if id(tmpl) not in self._named:
                 self._name(tmpl, frame)
+            if final:
+                self._note_bound(tmpl, frame)
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
             with pending_errstate(errors):
@@ -317,6 +319,26 @@ class Session:
         tmpl = plans.Template(plan, frame, self.values)
         plans.store(k, tmpl)
         return tmpl, True
+
+    def _note_bound(self, tmpl: Any, frame: list[Node]) -> None:
+        """The report's ``bound_writes``: values the cell's end writes to memory only because a name of the
+        cell still holds them (``dx`` of ``dx = ...; y = (dx * inv).sum(axis=1)``): nothing else needs
+        them in memory, so ``del dx`` would keep them inside their kernel (issue 16's teaching point)."""
+        from .trace import LazyArray
+
+        inner = tmpl.kept_inside()
+        if self.namespace is None or not inner:
+            return
+        held: dict[Node, list[str]] = {}
+        for name, v in dict.items(self.namespace):
+            if type(v) is LazyArray and v._buf.origin is None:  # (an array from outside is written back anyway)
+                held.setdefault(v._current(), []).append(name)
+        for pos, k in inner:
+            names = held.get(frame[pos])
+            if names:
+                kernel = tmpl.plan.kernels[k]
+                self.report.bound_writes.append({"names": names, "kernel": kernel.name,
+                                                 "bytes": frame[pos].nbytes, "lines": self.lines.get(frame[pos], [])})
 
     def _name(self, tmpl: Any, frame: list[Node]) -> None:
         """The template's first run in this cell: its kernels get this cell's names, its cuts and

@@ -15,6 +15,7 @@ from html import escape
 from typing import Any
 
 from .. import fmt
+from ..report import bound_writes_text
 from . import graph, stats
 from .bandwidth import floor_for
 from .theme import (BG2, BORDER, BORDER2, CODE_BG, CODE_FG, EDGE, ERROR_BG, ERROR_FG, FG, FG2, OK_BG, WARN_BG,
@@ -103,8 +104,9 @@ def kernels_table(d: dict, rows: list[dict] | None = None) -> str:
         attrs.append(f'{LINES_ATTR}="{",".join(map(str, k["lines"]))}" tabindex="0" '
                      f'title="click: highlight {escape(fmt.lines(k["lines"]))} in the cell" style="cursor: pointer"')
     emulated = any(k.get("runs_on") for k in rows)  # CUDA kernels run on the CPU: not a GPU's time
+    bound = bound_writes_text(d)
     return _table(["kernel", "ops", "lines", "bytes in", "bytes out", "emulation time" if emulated else "time",
-                   "bandwidth"], cells, attrs)
+                   "bandwidth"], cells, attrs) + (note(bound) if bound else "")
 
 
 _SHAPE_GLYPH = {"circle": "&#9679;", "square": "&#9632;", "diamond": "&#9670;", "triangle-up": "&#9650;",

@@ -7,6 +7,7 @@
  */
 import {
   backendLabel,
+  boundWritesText,
   breakLines,
   FIRST_RUN,
   cachePhrase,
@@ -123,6 +124,10 @@ export function renderCard(r: IFuseReport): HTMLElement {
   }
   for (const s of r.syncs) {
     notes.push(`sync${typeof s.line === 'number' ? ` (line ${s.line})` : ''}: ${s.cause}`);
+  }
+  const bound = boundWritesText(r);
+  if (bound) {
+    notes.push(bound);
   }
   if (r.cache === 'unreplayable' || r.cache === 'miss') {
     for (const m of new Set(r.miss_reasons)) {

@@ -86,6 +86,24 @@ export function formatCount(n: number): string {
     .replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
+/**
+ * The cost of names a cell leaves bound to its temporaries (report.py's `bound_writes_text`, held to the
+ * same table of cases): "" when there is none.
+ */
+export function boundWritesText(r: Pick<IFuseReport, 'bound_writes'>): string {
+  const writes = r.bound_writes ?? [];
+  if (!writes.length) {
+    return '';
+  }
+  const names = writes.flatMap(w => w.names);
+  const total = writes.reduce((n, w) => n + w.bytes, 0);
+  const shown = names.slice(0, 8).join(', ') + (names.length > 8 ? ` and ${names.length - 8} more` : '');
+  return (
+    `written only because a name still holds it: ${shown} (${formatBytes(total)}; no other kernel ` +
+    `reads ${names.length > 1 ? 'them' : 'it'}: \`del\` a temporary and it stays inside its kernel)`
+  );
+}
+
 /** `plural(1, "kernel")` -> `"1 kernel"`, `plural(3, "kernel")` -> `"3 kernels"`. */
 export function plural(n: number, word: string, many?: string | null): string {
   return `${formatCount(n)} ${n === 1 ? word : (many ?? word + 's')}`;

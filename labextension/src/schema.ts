@@ -5,6 +5,7 @@
  * an exception: the views show that message instead of a broken page.
  */
 import {
+  IBoundWrite,
   IBreakInfo,
   IFallbackInfo,
   IFuseReport,
@@ -154,6 +155,14 @@ function readReport(data: unknown): IFuseReport {
     const s = entry('syncs', v, i);
     return { line: optLine(s.line), cause: str(s, 'cause', '?') };
   });
+  const boundWrites = list(d, 'bound_writes', (v, i): IBoundWrite => {
+    const w = entry('bound_writes', v, i);
+    return {
+      names: Array.isArray(w.names) ? w.names.map(String) : [],
+      kernel: str(w, 'kernel', '?'),
+      bytes: num(w, 'bytes', 0)
+    };
+  });
   const times: { [phase: string]: number } = {};
   if (isObject(d.times)) {
     for (const [phase, t] of Object.entries(d.times)) {
@@ -177,6 +186,7 @@ function readReport(data: unknown): IFuseReport {
     breaks,
     fallbacks,
     syncs,
+    bound_writes: boundWrites,
     bytes_h2d: num(d, 'bytes_h2d', 0),
     bytes_d2h: num(d, 'bytes_d2h', 0),
     bytes_moved: bytesMoved,

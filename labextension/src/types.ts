@@ -47,6 +47,13 @@ export interface ISyncInfo {
   cause: string;
 }
 
+/** A value written at the cell's end only because a name of the cell still holds it. */
+export interface IBoundWrite {
+  names: string[];
+  kernel: string;
+  bytes: number;
+}
+
 export interface IFuseReport {
   schema: number;
   backend: string;
@@ -56,6 +63,7 @@ export interface IFuseReport {
   breaks: IBreakInfo[];
   fallbacks: IFallbackInfo[];
   syncs: ISyncInfo[];
+  bound_writes: IBoundWrite[];
   bytes_h2d: number;
   bytes_d2h: number;
   bytes_moved: number;

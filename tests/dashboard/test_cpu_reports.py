@@ -75,3 +75,25 @@ def test_bundle_json_is_the_report(softmax):
     data = mime.bundle(softmax, widget=True)
     assert data[mime.REPORT_MIME] == softmax.to_dict()
     assert data["text/plain"].splitlines()[0] == softmax.summary()
+
+
+# pairwise forces: dx and inv are the kernel's temporaries, written only because their names stay bound
+FORCES = "dx = x[None, :] - x[:, None]\ninv = 1 / (dx * dx + 0.1)\nf = (dx * inv).sum(axis=1)\n"
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_temporaries_written_only_because_a_name_holds_them_are_shown(backend):
+    def run(src):
+        return jf.run_cell(src, {"np": np, "x": np.arange(6.0)}, backend=backend)
+
+    r = run(FORCES)
+    if backend == "numpy":  # one kernel per op: every value is written for the next kernel anyway
+        assert r.bound_writes == [] and "written only because" not in repr(r)
+        return
+    assert [(w["names"], w["kernel"], w["bytes"]) for w in r.bound_writes] == [(["dx"], "k0", 288), (["inv"], "k0", 288)]
+    assert "written only because a name still holds it: dx, inv (576 B" in repr(r)
+    assert "written only because a name still holds it" in html.render(r)
+    assert run(FORCES).bound_writes == r.bound_writes  # a replay reports it too
+    gone = run(FORCES + "del dx, inv\n")
+    assert gone.bound_writes == [] and "written only because" not in html.render(gone)
+    assert sum(k["bytes_written"] for k in gone.kernel_list) == 48  # f alone

@@ -21,6 +21,13 @@ def test_the_shared_cases(kind):
         assert getattr(fmt, kind)(value) == text, (kind, value)
 
 
+def test_bound_writes_cases():  # (report.bound_writes_text; the labextension's boundWritesText)
+    from jupyter_fuse.report import bound_writes_text
+
+    for writes, text in CASES["bound_writes"]:
+        assert bound_writes_text({"bound_writes": writes}) == text
+
+
 def test_plural_cases():
     for n, word, many, text in CASES["plural"]:
         assert fmt.plural(n, word, many) == text

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 
 import {
   badgeText,
+  boundWritesText,
   badgeTooltip,
   breakLines,
   cachePhrase,
@@ -54,6 +55,9 @@ test('the formatters follow the shared table of cases', () => {
   }
   for (const [lines, text] of CASES.lines) {
     assert.equal(formatLines(lines), text, `lines(${lines})`);
+  }
+  for (const [writes, text] of CASES.bound_writes) {
+    assert.equal(boundWritesText({ bound_writes: writes }), text, `bound_writes(${JSON.stringify(writes)})`);
   }
   assert.equal(formatSeconds(NaN), '?');
 });
