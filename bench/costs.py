@@ -62,6 +62,23 @@ def trace_per_op(repeat: int) -> float:
     return best(once, repeat)
 
 
+def node_cost(repeat: int) -> float:
+    """Seconds to make one new IR node (hash-consed, ``Node.make``), a chain of 10,000 held, then dropped."""
+    from jupyter_fuse.ir import Node
+
+    f8 = np.dtype("f8")
+    x = Node.make("input", (), (0,), f8, (1000,))
+
+    def chain() -> float:
+        t0 = time.perf_counter()
+        n = x
+        for _ in range(10_000):
+            n = Node.make("multiply", (n, x), (), f8, (1000,))
+        return time.perf_counter() - t0
+
+    return best(chain, repeat) / 10_000
+
+
 def partition_per_op(ops: int, repeat: int) -> float:
     """The partitioner on one graph of ``ops`` ops, traced with the flush bound lifted."""
     steps = max(1, ops // 8)  # each step: 2 slice updates of 3 adds... 8 ops
@@ -154,6 +171,7 @@ def main() -> None:
     a = ap.parse_args()
     get_backend("cpu")
     print(f"trace:  {trace_per_op(a.repeat) * 1e6:6.1f} us per traced op (x = x * 0.5 + 1.0, 1,000 elements)")
+    print(f"node:   {node_cost(a.repeat) * 1e6:6.1f} us per new IR node (Node.make, hash-consed)")
     for ops in (1_000, 10_000, 100_000):
         print(f"plan:   {partition_per_op(ops, max(1, a.repeat // 2)) * 1e6:6.1f} us per op, "
               f"fuse.partition on one graph of {ops:,} ops")
