@@ -100,11 +100,11 @@ def test_arrays_eager_calls_made_are_not_kept_live_by_the_session(monkeypatch):
 
 @pytest.mark.parametrize("backend", ["numpy", "cpu"])
 def test_a_sync_every_step_stores_the_loops_state(backend):
-    """`pd[I > x] = day` each step (an SIR model) computes I there: S, rebound from S and values computed
-    on the way, is stored too, or every later step's kernel recomputed S from the first (kernels grew by
-    an op a step: quadratic)."""
+    """`pd[np.flatnonzero(I > x)] = day` each step (an SIR model) computes I there: S, rebound from S and
+    values computed on the way, is stored too, or every later step's kernel recomputed S from the first
+    (kernels grew by an op a step: quadratic). (``pd[I > x] = day``, a masked fill, is traced: no sync.)"""
     source = ("S, I = N - I0, I0\nfor day in range(40):\n    new = 0.3 * S * I / N\n"
-              "    S, I = S - new, I + new - 0.1 * I\n    pd[I > 0.5] = day\n")
+              "    S, I = S - new, I + new - 0.1 * I\n    pd[np.flatnonzero(I > 0.5)] = day\n")
     ns = {"np": np, "N": 1000.0, "I0": np.linspace(1.0, 5.0, 7), "pd": np.zeros(7, int)}
     ref = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in ns.items()}
     r = jupyter_fuse.run_cell(source, ns, backend=backend, cache=False)

@@ -1,0 +1,52 @@
+"""``x[mask] = number`` traced as ``np.where(mask, number, x)`` (LazyArray._fill_masked): NumPy's values,
+errors and aliasing on every backend, one kernel with the mask's ops, and a replay instead of a sync."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from harness import check
+
+import jupyter_fuse as jf
+
+BACKENDS = [pytest.param({"backend": "numpy"}, id="numpy"), pytest.param({"backend": "cpu"}, id="cpu"),
+            pytest.param({"backend": "cupy", "dry_run": True}, id="cupy-dry")]
+
+SETUP = ("x = np.array([-1.5, 2.0, np.nan, -0.0, 3.0]); i = np.array([3, -4, 5, 0, -1]); u = np.arange(5, dtype=np.uint8); "
+         "b = np.array([True, False, True, False, True]); f = np.asfortranarray(np.arange(12.0).reshape(3, 4)); "
+         "m2 = np.arange(12).reshape(3, 4) % 3 == 0; e = np.zeros(0); c = np.arange(4) + 1j; big = np.arange(20.0).reshape(4, 5); "
+         "ro = np.arange(3.0); ro.flags.writeable = False")
+
+CASES = [
+    "x[x < 0] = 0", "x[np.isnan(x)] = -1.0", "i[i < 0] = 7", "i[i > 0] = 2.7", "i[i < 0] = True",
+    "u[u > 2] = np.int64(-1)", "x[x < 0] = np.float32(2.5)", "b[b] = 0", "e[e > 0] = 1", "c[c.real > 1] = 2 - 1j",
+    # NumPy's errors for the number: out of range, NaN into integers, complex into floats
+    "u[u > 2] = -1", "u[u > 2] = 300", "u[u > 9] = -1.0", "i[i < 0] = np.nan", "x[x > 0] = 1j",
+    # NumPy warns and casts: run eagerly, as NumPy runs it
+    "i[i < 0] = np.float64(np.nan)",
+    # views, memory orders, aliasing, a mask changed after its use, a read-only array
+    "f[m2] = 1; g = f + 1", "w = big[1:3, 1:4]; w[w > 8] = 0", "x.T[x.T < 0] = 0", "f[f > 5] = -f.sum()",
+    "m = i > 0\ni[m] = 1\nm[0] = True\nj = i * 2", "y = x.copy(); y[y != y] = 0; s = y.sum()", "ro[ro > 0] = 5",
+    # the escape-time count of a Mandelbrot loop
+    "counts = np.zeros(5, dtype=int)\nz = np.zeros(5)\nfor k in range(4):\n    z = z * z + x\n"
+    "    esc = np.abs(z) > 2\n    counts[esc & (counts == 0)] = k\ntot = counts.sum()",
+]
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@pytest.mark.parametrize("source", CASES, ids=[s.replace("\n", "; ")[:50] for s in CASES])
+def test_a_masked_fill_is_numpys(source, opts):
+    check(source, SETUP, **opts)
+
+
+def test_a_masked_fill_fuses_with_its_mask_and_replays():
+    src = "x[x < 0] = 0\ny = x * 2"
+    rng = np.random.default_rng(0)
+    for run in range(3):
+        v = rng.normal(size=1000)
+        ns = {"np": np, "x": v}
+        r = jf.run_cell(src, ns, backend="cpu")
+        want = np.where(v < 0, 0.0, v)
+        assert ns["x"] is v and np.array_equal(v, want) and np.array_equal(ns["y"], want * 2)
+        assert r.kernels == 1 and not r.fallbacks and not r.syncs
+        assert r.cache == ("miss" if run == 0 else "hit")
