@@ -114,3 +114,13 @@ def fixed_comparison(op: str, node_args: list, ins: list[np.dtype]) -> bool | No
             return {"less": not below, "less_equal": not below, "greater": below, "greater_equal": below,
                     "equal": False, "not_equal": True}[as_x_op_c]
     return None
+
+
+def render_key(node) -> tuple:
+    """What of a node's constant operands' values decides whether a backend renders it, for the backends'
+    caches of that answer (the rest of their keys holds only the constants' types): an integer power
+    renders for a non-negative integer exponent only (``x ** 2`` once made ``x ** -3`` look renderable)."""
+    if node.op == "power" and node.args[1].op == "const":
+        v = node.args[1].params[1]
+        return (isinstance(v, (int, np.integer)) and int(v) >= 0,)
+    return ()

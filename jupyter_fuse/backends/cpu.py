@@ -33,7 +33,7 @@ from .. import __version__, buffers, views
 from . import compiler
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
-from ..ops import family
+from ..ops import family, render_key
 from ..fperrors import errors_raise
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
 from .numpy import execute_plan, kernel_entry, numpy_launcher, resolve, run_on_numpy
@@ -80,7 +80,7 @@ class CpuBackend:
     def supports(self, node: Node) -> str | None:
         # asked for every op a graph holds: the answer is cached on what decides it (the key holds every dtype)
         key = (node.op, node.params, node.dtype, node.shape == (),
-               *[(a.dtype, type(a.params[1])) if a.op == "const" else a.dtype for a in node.args])
+               *[(a.dtype, type(a.params[1])) if a.op == "const" else a.dtype for a in node.args], *render_key(node))
         try:
             return self._supported[key]
         except KeyError:

@@ -44,7 +44,7 @@ import numpy as np
 from .. import views
 from ..fuse import Kernel, Plan, reduce_axes
 from ..ir import Node
-from ..ops import CREATION, OPS, REDUCTIONS, family
+from ..ops import CREATION, OPS, REDUCTIONS, family, render_key
 from .cuda_render import SUPPORTED_DTYPES, CannotRender, CudaRendered, param_value, render
 from .numpy import as_result, resolve, run_node
 
@@ -360,7 +360,8 @@ class _CudaBase:
         if family(node.op) not in ("elementwise", "source", "reduce"):
             return None
         key = (node.op, node.params, node.dtype, node.shape == (),
-               tuple((a.op == "const", a.dtype, type(a.params[1]) if a.op == "const" else None) for a in node.args))
+               tuple((a.op == "const", a.dtype, type(a.params[1]) if a.op == "const" else None) for a in node.args),
+               *render_key(node))
         if key not in self._supported:
             self._supported[key] = _render_check(node)
         return self._supported[key]

@@ -430,3 +430,12 @@ def test_kernels_run_op_by_op_write_in_place_where_the_plan_allows(monkeypatch):
            "w = v[2:4, 1:3] * 2")
     check(src, "u = np.arange(48.0).reshape(6, 8)", backend="numpy")
     assert True in calls, calls
+
+
+def test_an_integer_power_with_a_negative_exponent_after_a_positive_one():
+    """Whether a node renders was remembered by its constants' types, not their values: `x ** 2` made
+    `x[:0] ** -3` (NumPy: an empty result, no error) look renderable, and rendering it failed (generator
+    seed 210392, in a run of many programs)."""
+    check("y = x ** 2\nz = x[:0] ** -3\nw = x ** 3", "x = np.arange(5)", backend="cpu")
+    check("z = x[:0] ** -3", "x = np.arange(5)", backend="cpu")
+    check("y = x ** 2\nz = x[:0] ** -3\nw = x ** 3", "x = np.arange(5)", backend="cupy", dry_run=True)
