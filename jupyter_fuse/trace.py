@@ -834,8 +834,12 @@ class LazyArray:
             return scalar_as_array(self)[index]
         key = views.index_key(_static_index(index))
         if key is None:
+            from . import masked
             from .lazynp import eager_call
 
+            deferred = masked.item(self, index)  # (`x[mask] += c` reads here first: masked.py)
+            if deferred is not None:
+                return deferred
             return eager_call(operator.getitem, (self, index), {}, "advanced indexing",
                               "indexing with arrays or masks has a data-dependent result")
         if views.is_scalar_index(key, self.ndim):
@@ -850,9 +854,15 @@ class LazyArray:
         key = views.index_key(_static_index(index))
         try:
             if key is None:
+                from . import masked
+
                 if not self._writeable:  # (NumPy checks this before the index: the eager path would write a copy)
                     raise ValueError("assignment destination is read-only")
-                if self._fill_masked(index, value):
+                if type(value) is masked.MaskedItem:  # the store of `x[mask] op= c`
+                    value = masked.store(self, index, value)
+                    if value is None:
+                        return
+                elif masked.fill(self, index, value):  # `x[mask] = number`
                     return
                 raise Unsupported("advanced index")
             value = operand(value)
@@ -904,30 +914,6 @@ class LazyArray:
         elif val is None:
             node = self._s.const(value)
         target._write(node)
-
-    def _fill_masked(self, mask: Any, value: Any) -> bool:
-        """``x[mask] = v``, a boolean mask of x's shape and a number: ``np.where(mask, v, x)`` written into x,
-        an elementwise op that fuses with what makes the mask (``x[x < 0] = 0``, ``counts[mask & escaped] = i``)
-        instead of a sync and a NumPy call. The number is stored as NumPy stores it: NumPy's own masked
-        assignment on a one-element probe raises what it raises and gives the value it stores; one that
-        warns (a NaN cast into integers), a value Python does not hold yet and an unfused run (the numpy
-        backend is eager NumPy's count) go the eager way. True if done here."""
-        if not (type(mask) is LazyArray and mask.dtype == np.bool_ and not mask.scalar and mask.ndim
-                and mask.shape == self.shape and self._s.fuses and self._writeable):
-            return False
-        if type(value) not in (bool, int, float, complex) and not isinstance(value, np.generic):
-            return False
-        probe = np.zeros(1, self.dtype)
-        with warnings.catch_warnings(record=True) as warned:
-            warnings.simplefilter("always")
-            probe[np.ones(1, np.bool_)] = value  # (raises NumPy's OverflowError, ValueError, TypeError)
-        if warned:
-            return False
-        filled = elementwise("where", [mask, probe[0], self], keep_order=False)
-        if filled.dtype != self.dtype or filled.shape != self.shape:  # (not expected: NumPy's where keeps both)
-            return False
-        self._write(filled._current())
-        return True
 
     # -- views -------------------------------------------------------------------------
     @property

@@ -1,5 +1,5 @@
-"""``x[mask] = number`` traced as ``np.where(mask, number, x)`` (LazyArray._fill_masked): NumPy's values,
-errors and aliasing on every backend, one kernel with the mask's ops, and a replay instead of a sync."""
+"""``x[mask] = number`` and ``x[mask] op= number`` traced as ``np.where`` (jupyter_fuse/masked.py): NumPy's
+values, errors and aliasing on every backend, one kernel with the mask's ops, and a replay instead of a sync."""
 
 from __future__ import annotations
 
@@ -27,6 +27,15 @@ CASES = [
     # views, memory orders, aliasing, a mask changed after its use, a read-only array
     "f[m2] = 1; g = f + 1", "w = big[1:3, 1:4]; w[w > 8] = 0", "x.T[x.T < 0] = 0", "f[f > 5] = -f.sum()",
     "m = i > 0\ni[m] = 1\nm[0] = True\nj = i * 2", "y = x.copy(); y[y != y] = 0; s = y.sum()", "ro[ro > 0] = 5",
+    # augmented: numbers fuse; other operands, other operators, a mask or array changed by the right-hand
+    # side, and np.errstate(...='raise') read the masked values as NumPy does
+    "x[x < 0] += 1", "x[x > 0] *= -2.5", "i[i < 0] += 7", "i[i > 0] -= 2", "i[i > 0] /= 2", "i[i > 0] += 1.5",
+    "u[u > 2] += 250", "i[i < 0] **= 2", "i[i > 0] //= 2", "i[i > 0] |= 8", "f[m2] += 1; g = f + 1",
+    "w = big[1:3, 1:4]; w[w > 8] *= 0.5", "x.T[x.T < 0] -= 1", "ro[ro > 0] += 5", "m = i > 0\ni[m] += i.sum()",
+    "m = i > 0\ni[m] += np.int64(3)", "m = i > 0\ni[m] += i[m]", "m = i > 0\ni[m] += np.ones(5, int)",
+    "m = x > 0\nx[m] += (m.__setitem__(0, True), 1.0)[1]", "m = x > 0\nx[m] += (x.__setitem__(1, 100.0), 1.0)[1]",
+    "c[c.real > 1] *= 1j", "x[x > 0] += 1j", "def bounce(v, lo):\n    v[v < lo] *= -1\n    return v\ny = bounce(x.copy(), 0.0)",
+    "for k in range(5):\n    x[x < 10] += 1.5\n    x[x > 4] -= 3\ns = x.sum()", "with np.errstate(over='raise'):\n    x[x > 0] *= 2",
     # the escape-time count of a Mandelbrot loop
     "counts = np.zeros(5, dtype=int)\nz = np.zeros(5)\nfor k in range(4):\n    z = z * z + x\n"
     "    esc = np.abs(z) > 2\n    counts[esc & (counts == 0)] = k\ntot = counts.sum()",
@@ -39,14 +48,15 @@ def test_a_masked_fill_is_numpys(source, opts):
     check(source, SETUP, **opts)
 
 
-def test_a_masked_fill_fuses_with_its_mask_and_replays():
-    src = "x[x < 0] = 0\ny = x * 2"
+@pytest.mark.parametrize("src, op", [("x[x < 0] = 0\ny = x * 2", lambda v: np.where(v < 0, 0.0, v)),
+                                     ("x[x < 0] += 1\ny = x * 2", lambda v: np.where(v < 0, v + 1, v))])
+def test_a_masked_write_fuses_with_its_mask_and_replays(src, op):
     rng = np.random.default_rng(0)
     for run in range(3):
         v = rng.normal(size=1000)
+        want = op(v.copy())
         ns = {"np": np, "x": v}
         r = jf.run_cell(src, ns, backend="cpu")
-        want = np.where(v < 0, 0.0, v)
         assert ns["x"] is v and np.array_equal(v, want) and np.array_equal(ns["y"], want * 2)
         assert r.kernels == 1 and not r.fallbacks and not r.syncs
         assert r.cache == ("miss" if run == 0 else "hit")

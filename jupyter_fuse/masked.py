@@ -1,0 +1,140 @@
+"""Boolean-mask writes traced as elementwise ``np.where``: ``x[mask] = number`` and ``x[mask] += number``.
+
+A mask selects a data-dependent number of elements, so ``x[mask]`` (a read) runs as NumPy, eagerly: a
+sync and a call every time a loop comes by. But a *write* through a mask of x's own shape is elementwise:
+``x[mask] = v`` is ``x = np.where(mask, v, x)``, which fuses with the ops that made the mask and replays
+inside a compiled loop (``x[x < 0] = 0``, ``counts[mask & escaped] = i``).
+
+``x[mask] += c`` reads before it writes: Python runs ``tmp = x[mask]; tmp += c; x[mask] = tmp``. When the
+read is that first step (its bytecode: ``COPY 2; COPY 2; BINARY_SUBSCR``, which only an augmented
+assignment to a subscript emits), it returns a :class:`MaskedItem` instead of running: the in-place op
+with a number is done on a copy of the whole of x (``full += c``: NumPy's casting rules and errors for
+those dtypes), and the store writes ``np.where(mask, full, x)``. Anything else done with it, or a mask
+changed in between, makes the masked read as NumPy would have made it, from copies taken at the read.
+"""
+
+from __future__ import annotations
+
+import dis
+import operator
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .fperrors import errors_raise
+from .trace import LazyArray, astype, elementwise
+
+# the bytes of `COPY 2; COPY 2; BINARY_SUBSCR` (CPython 3.11-3.13; 3.14 subscripts with BINARY_OP: none)
+_AUGMENTED = (bytes([dis.opmap["COPY"], 2, dis.opmap["COPY"], 2, dis.opmap["BINARY_SUBSCR"]])
+              if {"COPY", "BINARY_SUBSCR"} <= dis.opmap.keys() else None)
+_SEEN: dict[tuple[Any, int], bool] = {}  # (code, offset) -> is it an augmented subscript's read?
+
+
+def _whole_mask(x: LazyArray, mask: Any) -> bool:
+    """A traced boolean array of x's shape, in a fused run (the numpy backend counts NumPy's own calls)."""
+    return (type(mask) is LazyArray and mask.dtype == np.bool_ and not mask.scalar and mask.ndim > 0
+            and mask.shape == x.shape and x._s.fuses)
+
+
+def _number(v: Any) -> bool:
+    """A value that broadcasts to any selection: a Python or NumPy number, or a 0-d lazy one."""
+    return type(v) in (bool, int, float, complex) or isinstance(v, np.generic) or (
+        type(v) is LazyArray and v.ndim == 0)
+
+
+def fill(x: LazyArray, mask: Any, value: Any) -> bool:
+    """``x[mask] = value`` as ``np.where(mask, value, x)`` written into x, for a whole mask and a Python or
+    NumPy number stored as NumPy stores it: NumPy's own masked assignment on a one-element probe raises
+    what it raises and gives the value. One it warns about (a NaN cast into integers) goes the eager way,
+    as does a lazy value (its cast is data). True if done here."""
+    if not _whole_mask(x, mask) or not (type(value) in (bool, int, float, complex) or isinstance(value, np.generic)):
+        return False
+    probe = np.zeros(1, x.dtype)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        probe[np.ones(1, np.bool_)] = value  # (NumPy's OverflowError, ValueError, TypeError)
+    if warned:
+        return False
+    return _write_where(x, mask, probe[0])
+
+
+def _write_where(x: LazyArray, mask: LazyArray, value: Any) -> bool:
+    filled = elementwise("where", [mask, value, x], keep_order=False)
+    if filled.dtype != x.dtype or filled.shape != x.shape:  # (not expected: np.where keeps both)
+        return False
+    x._write(filled._current())
+    return True
+
+
+def item(x: LazyArray, mask: Any) -> "MaskedItem | None":
+    """``x[mask]`` read by ``x[mask] op= ...``, deferred (see the module docstring); None otherwise."""
+    if _AUGMENTED is None or not _whole_mask(x, mask) or errors_raise():
+        return None  # (under np.errstate(...='raise'), ops on unselected elements could raise)
+    frame = sys._getframe(2)  # (the caller of LazyArray.__getitem__)
+    key = (frame.f_code, frame.f_lasti)
+    hit = _SEEN.get(key)
+    if hit is None:
+        at = frame.f_lasti
+        hit = _SEEN[key] = at >= 4 and frame.f_code.co_code[at - 4:at + 1] == _AUGMENTED
+        if len(_SEEN) > 4096:
+            _SEEN.clear()
+    if not hit:
+        return None
+    return MaskedItem(astype(x, x.dtype, copy=True, count=False), mask, mask._current(),
+                      astype(mask, mask.dtype, copy=True, count=False))
+
+
+class MaskedItem:
+    """``x[mask]``, not read yet: ``full`` is a copy of x at the read, ``old_mask`` one of the mask."""
+
+    __slots__ = ("full", "mask", "mask_node", "old_mask", "done")
+
+    def __init__(self, full: LazyArray, mask: LazyArray, mask_node: Any, old_mask: LazyArray) -> None:
+        self.full, self.mask, self.mask_node, self.old_mask = full, mask, mask_node, old_mask
+        self.done = False  # the in-place op ran on ``full``: it is the value to store
+
+    def read(self) -> Any:
+        """The masked read NumPy made, of the values at the read (the eager call the read would have been)."""
+        from .lazynp import eager_call
+
+        return eager_call(operator.getitem, (self.full, self.old_mask), {}, "advanced indexing",
+                          "indexing with arrays or masks has a data-dependent result")
+
+    def _inplace(self, op: Any, other: Any, fast: bool) -> Any:
+        if fast and not self.done and _number(other):
+            op(self.full, other)  # (the tracer's in-place rules: NumPy's casting errors for these dtypes)
+            self.done = True
+            return self
+        return op(self.read() if not self.done else self.full[self.old_mask], other)
+
+    def __iadd__(self, other: Any) -> Any:
+        return self._inplace(operator.iadd, other, True)
+
+    def __isub__(self, other: Any) -> Any:
+        return self._inplace(operator.isub, other, True)
+
+    def __imul__(self, other: Any) -> Any:
+        return self._inplace(operator.imul, other, True)
+
+    def __itruediv__(self, other: Any) -> Any:
+        return self._inplace(operator.itruediv, other, True)
+
+    def __getattr__(self, name: str) -> Any:  # (not expected: only the in-place op and the store see it)
+        return getattr(self.read(), name)
+
+
+for _name in ("ifloordiv", "imod", "ipow", "imatmul", "iand", "ior", "ixor", "ilshift", "irshift"):
+    def _eager(self: MaskedItem, other: Any, _op: Any = getattr(operator, _name)) -> Any:
+        return self._inplace(_op, other, False)
+    setattr(MaskedItem, f"__{_name}__", _eager)
+
+
+def store(x: LazyArray, index: Any, value: MaskedItem) -> Any:
+    """``x[index] = value`` for a MaskedItem: the where-write when it is ``x[mask] op= number`` with the mask
+    unchanged since the read (then None); else the masked read's value, for the ordinary assignment."""
+    if value.done and index is value.mask and index._current() is value.mask_node and _write_where(
+            x, index, value.full):
+        return None
+    return value.full[value.old_mask] if value.done else value.read()
