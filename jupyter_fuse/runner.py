@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import ast
-import gc
 import itertools
 import linecache
 import os
 import time
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from .backends import compiler, get_backend
 from .cache import PLAN_CACHE, Abandon, Tape, replay, warn_storm
@@ -44,7 +42,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
     are the cupy backend's (see ``get_backend``).
     """
     __tracebackhide__ = True  # IPython shows the user's frames, not ours
-    with compiler.cell_running(), _old_objects_frozen():  # (numba compiles in the background only between cells)
+    with compiler.cell_running():  # (numba compiles in the background only between cells)
         namespace = {} if namespace is None else namespace
         engine = get_backend(backend, dry_run=dry_run, keep=keep, emulate=emulate)
         options = {"backend": engine.name, "fuse": fuse, "expect_kernels": expect_kernels, "compile_plan": compile_plan}
@@ -99,25 +97,6 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
             s.close()
         _check_kernels(s.report, expect_kernels)
         return s.report
-
-
-@contextmanager
-def _old_objects_frozen() -> Iterator[None]:
-    """The objects that exist before the cell are left out of garbage collection while it runs.
-
-    A traced loop makes objects fast enough to set off Python's full collections, each of which walks
-    the whole heap: in a notebook process (IPython, numba, earlier cells' plans) that is 0.2-0.5M objects
-    and 50-300 ms, up to a third of a traced run. Frozen, they are not walked; what the cell makes is
-    collected as before (so a long loop's memory stays flat), and afterwards they are back in the oldest
-    generation. (Not when something else froze objects: unfreezing would thaw those too.)"""
-    if gc.get_freeze_count() or not gc.isenabled():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _check_kernels(report: Report, expect_kernels: int | None) -> None:
