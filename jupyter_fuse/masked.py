@@ -38,10 +38,14 @@ def _whole_mask(x: LazyArray, mask: Any) -> bool:
             and mask.shape == x.shape and x._s.fuses)
 
 
+def _concrete_number(v: Any) -> bool:
+    """A Python or NumPy number (its value is known now)."""
+    return type(v) in (bool, int, float, complex) or isinstance(v, np.generic)
+
+
 def _number(v: Any) -> bool:
     """A value that broadcasts to any selection: a Python or NumPy number, or a 0-d lazy one."""
-    return type(v) in (bool, int, float, complex) or isinstance(v, np.generic) or (
-        type(v) is LazyArray and v.ndim == 0)
+    return _concrete_number(v) or type(v) is LazyArray and v.ndim == 0
 
 
 def fill(x: LazyArray, mask: Any, value: Any) -> bool:
@@ -49,7 +53,7 @@ def fill(x: LazyArray, mask: Any, value: Any) -> bool:
     NumPy number stored as NumPy stores it: NumPy's own masked assignment on a one-element probe raises
     what it raises and gives the value. One it warns about (a NaN cast into integers) goes the eager way,
     as does a lazy value (its cast is data). True if done here."""
-    if not _whole_mask(x, mask) or not (type(value) in (bool, int, float, complex) or isinstance(value, np.generic)):
+    if not _whole_mask(x, mask) or not _concrete_number(value):
         return False
     probe = np.zeros(1, x.dtype)
     with warnings.catch_warnings(record=True) as warned:
@@ -103,11 +107,12 @@ class MaskedItem:
                           "indexing with arrays or masks has a data-dependent result")
 
     def _inplace(self, op: Any, other: Any, fast: bool) -> Any:
-        if fast and not self.done and _number(other):
+        """The augmented assignment's one in-place op (its bytecode makes exactly one, then the store)."""
+        if fast and _number(other):
             op(self.full, other)  # (the tracer's in-place rules: NumPy's casting errors for these dtypes)
             self.done = True
             return self
-        return op(self.read() if not self.done else self.full[self.old_mask], other)
+        return op(self.read(), other)
 
     def __iadd__(self, other: Any) -> Any:
         return self._inplace(operator.iadd, other, True)
