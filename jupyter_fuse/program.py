@@ -16,6 +16,7 @@ what goes in a block and how it loops, the backend's ``emit`` writes it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import time
@@ -324,8 +325,27 @@ def store(blk: Block, got: tuple, values: dict, stop: int, start: int = 0) -> No
     """Outputs ``start:stop`` of what the block's function returned, into the replay's values."""
     for (_, nodes), (i, off, size) in zip(blk.outputs[start:stop], blk.picks[start:stop]):
         arr = got[i] if size < 0 else got[i][off:off + size]
+        shaped: dict[tuple, np.ndarray] = {}
         for n in nodes:  # (an empty array's variable has one element: ``_Builder.new_var``)
-            values[n] = (arr if n.size else arr[:0]).reshape(n.shape)
+            if n.shape not in shaped:
+                shaped[n.shape] = _shaped(arr if n.size else arr[:0], n.shape)
+            values[n] = shaped[n.shape]
+
+
+def _shaped(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``arr`` (flat) in ``shape``. A reshape is a view whose ``base`` is the flat array, where the
+    traced run's result owned its memory: a guard of the next run would see another base and trace
+    again. Memory the program allocated (numba's, a buffer, not an array) gets an array of the shape
+    over it instead; an input's memory written in place stays a view of that input."""
+    if arr.shape == shape:
+        return arr
+    base = arr.base
+    if base is not None and not isinstance(base, np.ndarray) and arr.size:
+        with contextlib.suppress(TypeError, ValueError):  # (no buffer protocol: a view, as before)
+            start = np.frombuffer(base, np.uint8).__array_interface__["data"][0]
+            offset = arr.__array_interface__["data"][0] - start
+            return np.ndarray(shape, arr.dtype, buffer=base, offset=offset)
+    return arr.reshape(shape)
 
 
 def checks_hold(blk: Block, got: tuple) -> bool:
