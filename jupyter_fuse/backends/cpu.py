@@ -36,6 +36,7 @@ from ..ir import Node
 from ..ops import family, render_key
 from ..fperrors import errors_raise
 from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
+from .cpu_single import single_call
 from .numpy import execute_plan, kernel_entry, numpy_launcher, resolve, run_on_numpy
 
 RAISE = "np.errstate/np.seterr asks for errors to raise: NumPy's own loops check them, compiled kernels do not"
@@ -176,8 +177,14 @@ class CpuBackend:
     def call_spec(self, kernel: Kernel, plan: Any) -> "CallSpec | None":
         """How a program calls this kernel (the launcher's arguments, as data), or None: it cannot
         be called from compiled code (a NumPy kernel, a strided storage read as an array)."""
-        if kernel.kind == "single":
-            return None
+        if kernel.kind == "single":  # NumPy's op, called through numba's object mode (``cpu_single``)
+            got = single_call(kernel)
+            if got is None:
+                return None
+            fn, args = got
+            read_bytes = sum(n.nbytes for n in dict.fromkeys(a[1] for a in args if a[0] == "read"))
+            return CallSpec(fn, args, kernel_entry(kernel, 0.0, read_bytes, None, reason=kernel.reason),
+                            _call_key(fn, args), tuple(a[2][0] for a in args if a[0] == "read"))
         try:
             rendered = self._render(kernel)
         except CannotRender:
@@ -205,13 +212,8 @@ class CpuBackend:
             int(np.prod(scatter.params[1], dtype=np.int64)) * scatter.dtype.itemsize if kernel.kind == "scatter" else 0)
         entry = kernel_entry(kernel, 0.0, read_bytes, rendered.source, written=written, parallel=parallel)
         fn = module.kernel_par if parallel else module.kernel_seq
-        # two calls are the same call when all but their arrays and where they start are (a loop's
-        # iterations: the same slice each step, or the next column, its offset a step further on)
-        key = (id(fn),) + tuple((a[0], a[1]) if a[0] == "const" else (a[0], type(a[1]), repr(a[1])) if a[0] == "param"
-                               else (a[0], a[2][1:]) if a[0] == "read" else (a[0], a[1].shape, a[1].dtype)
-                               if a[0] == "out" else (a[0], a[2].dtype, a[2].shape, a[3], a[4][1:]) for a in args)
         offsets = tuple(a[2][0] if a[0] == "read" else a[4][0] for a in args if a[0] in ("read", "dst"))
-        return CallSpec(fn, args, entry, key, offsets)
+        return CallSpec(fn, args, entry, _call_key(fn, args), offsets)
 
     def compile_program(self, blk: Any) -> tuple[str, Any]:
         """A replay's block (``program.Block``) as one numba function: (its source, the function)."""
@@ -292,6 +294,14 @@ class CpuBackend:
 
 
 _COMMENT = re.compile(r"  # .*$", re.M)
+
+
+def _call_key(fn: Any, args: list[tuple]) -> tuple:
+    """Two calls are the same call when all but their arrays and where they start are (a loop's
+    iterations: the same slice each step, or the next column, its offset a step further on)."""
+    return (id(fn),) + tuple((a[0], a[1]) if a[0] == "const" else (a[0], type(a[1]), repr(a[1])) if a[0] == "param"
+                             else (a[0], a[2][1:]) if a[0] == "read" else (a[0], a[1].shape, a[1].dtype)
+                             if a[0] == "out" else (a[0], a[2].dtype, a[2].shape, a[3], a[4][1:]) for a in args)
 
 
 class CallSpec:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import types
 import warnings
 
@@ -417,3 +418,38 @@ def test_a_replay_writes_into_an_eager_results_own_array(backend):
         caches.append(jf.run_cell(cell, ns, backend).cache)
         assert ns["v1"].strides == ref["v1"].strides == (32, 8, 32) and np.array_equal(ns["v1"], ref["v1"])
     assert caches[1:] == ["hit", "hit"]
+
+
+@pytest.mark.parametrize("step", [
+    "v[:, 0] += dt * (d * inv) @ m",  # a matrix-vector product of a fused kernel's output (n-body)
+    "v[:, 1] = d.T @ m[:8] + v[:, 1]",  # a transposed operand
+    "v = v + (d[:, :3] @ v[:3, :]) * dt",  # matrix-matrix, both operands views
+    "v = v * (1.0 + m @ (d @ m) * dt)",  # vector . vector: a 0-d result
+    "v = v + np.dot(inv, v) * dt",  # np.dot
+])
+def test_a_time_step_holding_a_matmul_compiles_as_one_rolled_program(step):
+    """A kernel NumPy runs (``single``) is called from the compiled program through numba's object mode:
+    the step's loop rolls around it instead of the whole tape replaying kernel by kernel."""
+    def setup():
+        r = np.random.default_rng(3)
+        return {"np": np, "v": r.random((8, 3)), "p": r.random(8), "m": r.random(8) / 8, "s": 0.0, "dt": 1e-3}
+    twin = Twin(setup, backend="cpu")
+    src = ("for i in range(40):\n    d = p[None, :] - p[:, None]\n    inv = (d * d + 0.01) ** -1.5\n"
+           f"    {step}\n    p = p + dt * v[:, 0]\n")
+    twin.run(src)
+    first, again = twin.run(src), twin.run(src)
+    rolled = re.match(r"compiled: (\d+) iterations of", first.program)  # (the last step's kernels differ: names bound)
+    assert rolled and int(rolled.group(1)) >= 39, (first.program, first.program_note)
+    assert again.cache == "hit" and again.kernel_list[-1]["kind"] == "program", again.miss_reasons
+    assert "single" in {e["kind"] for e in first.kernel_list}, [e["kind"] for e in first.kernel_list]
+
+
+def test_a_compiled_replay_leaves_arrays_its_next_run_replays_on():
+    """A program returns flat arrays; a name it rebinds gets an array of its shape that owns its memory as
+    the traced run's did (not a reshaped view of the flat one, whose other base failed the next run's guard)."""
+    twin = Twin(lambda: {"np": np, "u": np.linspace(0, 1, 64).reshape(8, 8).copy()}, backend="cpu")
+    src = ("for i in range(40):\n    u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])\n"
+           "u = u * 0.5 + 1.0\n")
+    reports = [twin.run(src) for _ in range(4)]
+    assert [r.cache for r in reports] == ["miss", "hit", "hit", "hit"], [r.miss_reasons for r in reports]
+    assert all(r.program.startswith("compiled: ") for r in reports[1:]), reports[1].program_note

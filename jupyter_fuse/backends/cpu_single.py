@@ -1,0 +1,75 @@
+"""A kernel NumPy runs (``single``: a matmul, a library op) called from a compiled replay program.
+
+A program (``cpu_program``) calls numba kernels only; a time step holding one matmul would leave the
+whole step to Python, kernel by kernel. Here such a kernel becomes a small numba function that makes
+its operands' views from the program's flat arrays and calls NumPy's own op through numba's object
+mode (``numba.objmode``: about 2-6 us a call, a Python launch costs 15). The op is NumPy's, so the
+values are NumPy's to the bit; the program's loop rolls around it like around any kernel.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from ..ir import Node
+from ..views import element_layout
+from .cpu_render import SUPPORTED_DTYPES
+from .numpy import as_result, run_node
+
+# what ``run_node`` and ``as_result`` read of a node: a stand-in keeps no graph alive
+_Op = namedtuple("_Op", "op params shape dtype layout")
+_FNS: dict[tuple, Any] = {}
+
+
+def single_call(kernel: Any) -> tuple[Any, list[tuple]] | None:
+    """(dispatcher, the call's arguments as ``CpuBackend.call_spec`` lists them) for a kernel of one op
+    NumPy runs, or None where a program cannot call it (an assignment, a 0-d operand, a strided
+    storage, a dtype the program does not hold)."""
+    if len(kernel.nodes) != 1:
+        return None
+    node: Node = kernel.nodes[0]
+    if node.op in ("setitem", "view") or node.layout is not None or node.dtype not in SUPPORTED_DTYPES:
+        return None
+    args: list[tuple] = []
+    for a in node.args:
+        flat = element_layout(a, a.shape) if a.shape and a.dtype in SUPPORTED_DTYPES else None
+        if flat is None:
+            return None
+        args += [("const", int(d)) for d in a.shape]
+        args.append(("read", a.storage(), (flat[0],) + flat[1]))
+    args.append(("out", node))
+    key = (node.op, repr(node.params), node.dtype, node.shape, tuple((a.dtype, a.shape) for a in node.args))
+    fn = _FNS.get(key)
+    if fn is None:
+        if len(_FNS) > 256:  # a bound: forget the oldest
+            _FNS.pop(next(iter(_FNS)))
+        fn = _FNS[key] = _compile(_Op(node.op, node.params, node.shape, node.dtype, None),
+                                  [(a.ndim, a.dtype.itemsize) for a in node.args])
+    return fn, args
+
+
+def _compile(op: _Op, operands: list[tuple[int, int]]) -> Any:
+    """The numba function: ``(dims..., flat, offset, strides...)`` per operand, then the output."""
+    import numba
+
+    params, lines = [], []
+    for j, (nd, item) in enumerate(operands):
+        dims = [f"n{j}_{d}" for d in range(nd)]
+        strides = [f"t{j}_{d}" for d in range(nd)]
+        params += dims + [f"in{j}", f"o{j}"] + strides
+        lines.append(f"    v{j} = as_strided(in{j}[o{j}:], ({', '.join(dims)},), "
+                     f"({', '.join(f'{t} * {item}' for t in strides)},))")
+    views = "".join(f"v{j}, " for j in range(len(operands)))
+    source = (f"def kernel({', '.join(params + ['out'])}):\n" + "\n".join(lines) +
+              f"\n    with objmode():\n        call({views}out)\n")
+
+    def call(*arrays: np.ndarray) -> None:  # (Python, in object mode: NumPy's op, then into the program's array)
+        arrays[-1][...] = as_result(op, run_node(op, list(arrays[:-1])))
+
+    namespace: dict[str, Any] = {"as_strided": np.lib.stride_tricks.as_strided, "objmode": numba.objmode,
+                                 "call": call}
+    exec(compile(source, f"<jupyter_fuse single {op.op}>", "exec"), namespace)  # noqa: S102 - our generated code
+    return numba.njit(namespace["kernel"])
