@@ -43,6 +43,31 @@ MAX_GRAPH_NODES = 2000  # nodes the report's graph records (a long loop's first 
 MAX_PRINTED = 400  # nodes of evaluated graphs kept for the printed graph (ir.format_graph)
 
 
+def _read_later(live: list[Node], inside: set[Node], values: dict, taken: set[Node]) -> list[Node]:
+    """Values this evaluation computes on the way that a live array's pending graph reads beyond it (the
+    weights of a training loop whose loss a ``float()`` reads every 10 epochs: the next update reads
+    them). Stored now, the next evaluation starts there; not stored, it recomputes them, and all that
+    made them, from the last stored values: every sync a longer graph than the last."""
+    found: dict[Node, None] = {}
+    seen: set[Node] = set()
+    stack = [n for n in live if n not in inside and n not in values]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for a in n.args:
+            if a in values:
+                continue
+            if a in inside:
+                a = a.storage()
+                if a.kind == "op" and a not in taken and a not in values:
+                    found[a] = None
+            elif a not in seen:
+                stack.append(a)
+    return list(found)
+
+
 class Session:
     def __init__(self, backend: "Backend", filename: str, fuse: bool = True) -> None:
         self.backend = backend
@@ -266,9 +291,11 @@ class Session:
                 # one op past it, are stored too (not under np.errstate(...='raise'): an op raises where it runs): a sync
                 # every step of a loop would otherwise recompute the loop's state from the last flush each time
                 inside = set(frame)
-                extra = [n for n in dict.fromkeys(b.node for b in self._live_buffers()) if n not in values
+                live = list(dict.fromkeys(b.node for b in self._live_buffers()))
+                extra = [n for n in live if n not in values
                          and n not in missing and (n in inside or n.kind == "op" and n.args and all(
                              a in inside or a in values or a.kind != "op" for a in n.args))]
+                extra += _read_later(live, inside, values, set(missing) | set(extra))
                 if extra:
                     missing += extra
                     frame = toposort(missing, stop=values, views=True)
