@@ -525,6 +525,22 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
                       mutates="out" if out is not None else None)
 
 
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """``np.linalg.norm``'s default case, as NumPy computes it: ``sqrt(x.dot(x))`` over the flat array
+    (the 2-norm of a vector, the Frobenius norm of a matrix; an integer array as float64 first).
+    Other orders, axes and dtypes run as NumPy's call."""
+    x = _lazy(x)
+    whole = ord is None or isinstance(ord, str) and ord in ("f", "fro") and x.ndim == 2 or (
+        type(ord) in (int, float) and ord == 2 and x.ndim == 1)
+    if not whole or axis is not None or keepdims or x.dtype.kind not in "biuf" or x.dtype.kind == "f" and (
+            x.dtype not in (np.float32, np.float64)) or not x._ghost().flags.c_contiguous:
+        raise Unsupported("np.linalg.norm with an order, an axis, keepdims, or this dtype or layout")
+    if x.dtype.kind != "f":
+        x = x.astype(float)
+    flat = x.reshape(-1)  # (x.ravel(order='K') of a C-contiguous array)
+    return elementwise("sqrt", [matmul(flat, flat)])
+
+
 def round_(a: Any, decimals: int = 0, out: Any = None) -> Any:
     a = _lazy(a)
     if out is None and decimals == 0 and a.dtype.kind == "f":
@@ -770,6 +786,9 @@ FUNCS: dict[str, Callable] = {
 }
 
 
+SUBMODULE_FUNCS: dict[str, dict[str, Callable]] = {"linalg": {"norm": norm}}  # np.linalg.norm
+
+
 def array_function(func: Callable, args: tuple, kwargs: dict) -> Any:
     """``__array_function__``: a real NumPy function was called with a lazy array."""
     name = getattr(func, "__name__", "")
@@ -793,7 +812,8 @@ def _traced(name: str, impl: Callable, real: Callable) -> Callable:
             _collect((args, kwargs), lazies)
             if not lazies:
                 return _wrap_result(real(*args, **kwargs))
-            return eager_call(real, args, kwargs, f"np.{name}", f"np.{name} with these arguments is not traced",
+            label = f"np.{name}" if getattr(np, name, None) is real else _qualname(real, name)  # (np.linalg.norm)
+            return eager_call(real, args, kwargs, label, f"{label} with these arguments is not traced",
                               twin=name if getattr(np, name, None) is real else None)
 
     fn.__name__ = name
@@ -854,8 +874,8 @@ class LazyModule(types.ModuleType):
         elif isinstance(real, np.ufunc):
             value = LazyUfunc(real)
         elif isinstance(real, types.ModuleType) and real.__name__.startswith("numpy."):
-            value = LazyModule(real, eager_reason=_RANDOM_REASON if name == "random" else None,
-                               always=name == "random")
+            value = LazyModule(real, SUBMODULE_FUNCS.get(name), eager_reason=_RANDOM_REASON if name == "random"
+                               else None, always=name == "random")
             if name == "random":  # generators the cell makes are held as recorded objects
                 value._cache.update(lazyrandom.OVERRIDES)
         elif isinstance(real, (types.FunctionType, types.BuiltinFunctionType)) or (

@@ -1,6 +1,6 @@
 """NumPy functions real programs call in their loops, traced instead of run outside the trace:
 ``np.roll`` (periodic stencils), ``np.clip(..., out=)``, ``np.concatenate``/``stack``/``vstack``/
-``hstack``, ``np.diff`` and ``np.outer``. Each against plain NumPy on every
+``hstack``, ``np.diff``, ``np.outer`` and ``np.linalg.norm``. Each against plain NumPy on every
 backend (values, dtypes, layouts, aliasing, errors), and traced: no fallback, so a loop of them is
 one graph and a replay one program."""
 
@@ -49,6 +49,13 @@ CELLS = [
     "r = np.diff(v, prepend=0)", "r = np.diff(v.astype(np.uint8))",
     "r = np.outer(v, a[0])", "r = np.outer(a, v > 2)", "r = np.outer(3, v)", "r = np.outer(s, [1, 2])",
     "r = np.outer(v > 1, v < 5)", "r = np.outer(a.T, f)", "r = np.outer(e, v)", "r = np.outer(v, v, out=np.empty((7, 7)))",
+    # np.linalg.norm (the default order: sqrt(x.dot(x)) over the flat array; the rest as NumPy's call)
+    "r = np.linalg.norm(a)", "r = np.linalg.norm(a - 1.5, 'fro')", "r = np.linalg.norm(v)", "r = np.linalg.norm(v, 2)",
+    "r = np.linalg.norm(v > 3)", "r = np.linalg.norm(a.astype(np.float32) * 0.5)", "r = np.linalg.norm(s)",
+    "r = np.linalg.norm(e)", "r = np.linalg.norm(f)", "r = np.linalg.norm(a, 'fro', keepdims=True)",
+    "r = np.linalg.norm(a, axis=1)", "r = np.linalg.norm(v, 'fro')", "r = np.linalg.norm(a, 2)", "r = np.linalg.norm(s, 2)",
+    "from numpy.linalg import norm\nr = norm(a[1]) / norm(a[:, 0])",
+    "x = a[0] / 4\nfor i in range(4):\n    x = a @ x\n    x = x[:4] / np.linalg.norm(x)",
 ]
 
 
@@ -61,7 +68,7 @@ def test_is_numpys(source, opts):
 @pytest.mark.parametrize("source", ["r = np.roll(a, 1, axis=0) + np.roll(a, -1, axis=1)", "np.clip(a, 0, 5, out=a)\nr = a * 2",
                                     "r = np.concatenate([a, a * 2]) + 1", "r = np.stack([v, v]) * 2",
                                     "r = np.vstack([v, v]).sum(axis=0) + np.hstack([v, v])[:7]", "r = np.diff(a, axis=0) * 2",
-                                    "r = np.outer(v, v) - 1"])
+                                    "r = np.outer(v, v) - 1", "r = a / np.linalg.norm(a)"])
 def test_traced_not_run_outside_the_trace(source):
     f = check(source, SETUP, backend="cpu")
     assert not f.report.fallbacks, f.report.fallbacks
