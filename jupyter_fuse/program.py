@@ -55,6 +55,18 @@ class Instr:
     outs: list[int]
     kid: int = -1  # its key's number in its block (``_kid``)
 
+    @functools.cached_property
+    def params(self) -> tuple:
+        """The call's scalar arguments (``("param", value)``), in order: a loop's iterations may pass
+        others (``1 - beta1 ** t``: a coefficient that changes every step) to the same kernel."""
+        return tuple(a[1] for a in self.spec.args if a[0] == "param")
+
+    @functools.cached_property
+    def key(self) -> tuple:
+        """The spec's key, its scalar arguments by type only (their values are the loop's tables)."""
+        k = self.spec.key
+        return (k[0],) + tuple(("param", kk[1]) if a[0] == "param" else kk for a, kk in zip(self.spec.args, k[1:]))
+
 
 @dataclass
 class Loop:
@@ -82,6 +94,8 @@ class Loop:
     # how far they move per iteration: a loop over columns or shifted windows, not only time steps
     base: tuple[int, ...] = ()
     deltas: list[tuple[int, ...]] = field(default_factory=list)
+    # (body unit, its scalar argument) -> the argument's value at each iteration, where they differ
+    tables: dict[tuple[int, int], tuple] = field(default_factory=dict)
     kid: int = -1
 
 
@@ -494,7 +508,21 @@ def _periods(keys: list) -> list[int]:
 
 
 def _key(u: Any) -> tuple:
-    return u.key if isinstance(u, Loop) else (u.spec.key, len(u.ins), len(u.outs))
+    return u.key if isinstance(u, Loop) else (u.key, len(u.ins), len(u.outs))
+
+
+def _tables(bodyunits: list[Any], units: list[Any], start: int, period: int, count: int) -> dict:
+    """The scalar arguments of the body's kernels that change from one iteration to the next (their
+    values, one per iteration); an inner loop's are in its key, so they are the same each time."""
+    tables = {}
+    for j, u in enumerate(bodyunits):
+        if isinstance(u, Instr) and u.params:
+            rows = [units[start + k * period + j].params for k in range(count)]
+            for q, first in enumerate(u.params):
+                col = tuple(r[q] for r in rows)
+                if any(type(x) is not type(first) or repr(x) != repr(first) for x in col):  # (0.0 and -0.0 differ)
+                    tables[(j, q)] = col
+    return tables
 
 
 def _kid(u: Any, ids: dict[tuple, int]) -> int:
@@ -586,11 +614,14 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
         aliases.update({units[start + k * period + slot[0]].outs[slot[1]]: (top, k * size, size) for k in range(count)})
     outs += [h[1] for h in history]
     bodyunits = [units[start + j] for j in range(period)]
+    tables = _tables(bodyunits, units, start, period, count)
     key = ("loop", count, tuple(_kid(u, blk.key_ids) for u in bodyunits), tuple(tuple(f) for f in body_forms),
-           tuple(sorted(carried.items())), tuple(out_slots), tuple((h[0], h[2]) for h in history), tuple(deltas))
+           tuple(sorted(carried.items())), tuple(out_slots), tuple((h[0], h[2]) for h in history), tuple(deltas),
+           tuple((jq, tuple(map(repr, col))) for jq, col in tables.items()),
+           tuple(repr(u.params) for u in bodyunits if isinstance(u, Instr)))  # (the values no table holds)
     base = tuple(o for u in bodyunits for o in offsets(u))
     return Loop(count, list(zip(bodyunits, body_forms)), carried, ins, outs, out_slots, key, history, aliases,
-                base, deltas)
+                base, deltas, tables)
 
 
 # -- running ----------------------------------------------------------------------------------

@@ -79,35 +79,43 @@ class _Emitter:
             self.blk.params.append(value)
         return f"p{i}"
 
+    def table(self, values: tuple) -> str:
+        """A loop's per-iteration values of one scalar argument, as one array argument of the program."""
+        self.blk.params.append(np.array(values, dtype=np.asarray(values[0]).dtype))
+        return f"p{len(self.blk.params) - 1}"
+
     def unit(self, u: Any, ins: list[str], indent: int, prefix: str, in_place: bool = False,
-             moves: list[tuple] | None = None) -> list[str]:
+             moves: list[tuple] | None = None, tables: dict[int, str] | None = None) -> list[str]:
         """Emit an instruction or a loop reading ``ins`` (names, in the unit's ``ins`` order);
         returns the names of its ``outs``. ``in_place``: the instruction's destination is dead
         after it, so it may write there instead of into a copy. ``moves``: per offset of the unit
-        (``program.offsets``), the (iteration variable, step) of each loop around it."""
+        (``program.offsets``), the (iteration variable, step) of each loop around it. ``tables``:
+        scalar arguments (by position among them) read from a table at the loop's iteration."""
         moves = moves if moves is not None else [()] * len(offsets(u))
         if isinstance(u, Loop):
             return self.loop(u, ins, indent, prefix, moves)
-        return self.call(u, ins, indent, prefix, in_place, moves)
+        return self.call(u, ins, indent, prefix, in_place, moves, tables or {})
 
     def offset(self, base: int, moves: tuple) -> str:
         """An offset: the first iteration's, plus a step per iteration of each loop it moves in."""
         return self.param(np.int64(base)) + "".join(f" + {t} * {d}" for t, d in moves if d)
 
     def call(self, instr: Instr, ins: list[str], indent: int, prefix: str, in_place: bool,
-             moves: list[tuple]) -> list[str]:
+             moves: list[tuple], tables: dict[int, str]) -> list[str]:
         pad = "    " * indent
         reads = iter(ins)
         outs = iter(instr.outs)
         offs = iter(zip(instr.spec.offsets, moves))
         names: list[str] = []
         args: list[str] = []
+        q = 0  # (the scalar argument's position among the call's: ``tables`` counts them so)
         for a in instr.spec.args:
             kind = a[0]
             if kind == "const":  # (an argument, not a literal: numba would compile a kernel per literal)
                 args.append(self.param(np.int64(a[1])))
             elif kind == "param":
-                args.append(self.param(a[1]))
+                args.append(tables.get(q) or self.param(a[1]))
+                q += 1
             elif kind == "read":
                 args.append(next(reads))
                 args += [self.offset(*next(offs))] + [self.param(np.int64(x)) for x in a[2][1:]]
@@ -148,6 +156,9 @@ class _Emitter:
         history = [f"h{tag}_{i}" for i in range(len(loop.history))]  # a row per iteration, for Python
         for (_, _, size, dtype), name in zip(loop.history, history):
             self.lines.append(f"{pad}{name} = np.empty({size * loop.count}, {np_type(dtype)})")
+        tables: dict[int, dict[int, str]] = {}  # body unit -> its scalar arguments read per iteration
+        for (j, q), values in loop.tables.items():
+            tables.setdefault(j, {})[q] = f"{self.table(values)}[_t{tag}]"
         self.lines.append(f"{pad}for _t{tag} in range({loop.count}):  # the cell's loop{_lines(loop)}, rolled back up")
         body: dict[tuple[int, int], str] = {}
         at = 0  # where unit j's offsets start in the loop's
@@ -158,7 +169,7 @@ class _Emitter:
             mine = [m + ((f"_t{tag}", d),) for m, d in zip(moves[at:at + n], loop.deltas[j])]
             at += n
             outs = self.unit(u, names, indent + 1, f"b{tag}_{j}_", overwritten.get(reads[-1][1:]) == j
-                             if reads and reads[-1][0] == "prev" else False, mine)
+                             if reads and reads[-1][0] == "prev" else False, mine, tables.get(j))
             body.update({(j, q): name for q, name in enumerate(outs)})
         for slot, name in carried.items():
             if body[slot] != name:  # (written in place: already there)

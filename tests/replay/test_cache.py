@@ -453,3 +453,21 @@ def test_a_compiled_replay_leaves_arrays_its_next_run_replays_on():
     reports = [twin.run(src) for _ in range(4)]
     assert [r.cache for r in reports] == ["miss", "hit", "hit", "hit"], [r.miss_reasons for r in reports]
     assert all(r.program.startswith("compiled: ") for r in reports[1:]), reports[1].program_note
+
+
+@pytest.mark.parametrize("src", [
+    # a coefficient that changes every step
+    "for i in range(60):\n    a, b, c = x[0], x[1], x[2]\n    x[1:] = x[1:] * (1.0 - 0.5 ** (i + 1)) + a * b - c\n",
+    # the same coefficient twice in one step, then alone: a table per argument
+    "for i in range(40):\n    w = 1.0 / (i + 1)\n    x[1:-1] = w * x[1:-1] + w * x[2:]\n    x[0] = x[0] - w\n",
+])
+def test_a_loop_whose_coefficients_change_every_step_rolls_up(src):
+    """The same kernel with other scalar arguments each iteration (``1 - beta1 ** t``, ``dt / (i + 1)``)
+    rolls into one loop that reads them from a table, one value per iteration."""
+    twin = Twin(lambda: {"np": np, "x": np.linspace(0.0, 1.0, 50)}, backend="cpu")
+    first = twin.run(src)
+    assert not first.syncs, first.syncs
+    again = twin.run(src)
+    rolled = re.match(r"compiled: (\d+) iterations of", again.program)
+    assert rolled and int(rolled.group(1)) >= 39, (again.program, again.program_note)
+    assert twin.run(src).cache == "hit"
