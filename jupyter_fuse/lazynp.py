@@ -603,27 +603,30 @@ def ascontiguousarray(a: Any, dtype: Any = None, **kw: Any) -> Any:
     return out if out._ghost().flags.c_contiguous else out.copy()
 
 
+def _ghost_list(x: Any, idx: tuple[int, ...], parts: list) -> Any:
+    """The list with zeros of each lazy part's dtype and shape; the parts (index, value) go into ``parts``.
+    (A module function: a nested recursive one is a reference cycle, which would keep the parts' lazy
+    arrays alive until the garbage collector runs, and a live array changes what a plan stores.)"""
+    if isinstance(x, LazyArray):
+        parts.append((idx, x))
+        return np.zeros(x.shape, x.dtype)
+    if isinstance(x, (list, tuple)):
+        return [_ghost_list(v, idx + (i,), parts) for i, v in enumerate(x)]
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        parts.append((idx, x))
+        return x
+    raise Unsupported("not a list of arrays and numbers")
+
+
 def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | None:
     """``np.array([x, y, z])`` of lazy arrays and numbers (a state vector of an ODE step, rows
     stacked), traced: a new array of the dtype and shape NumPy gives, its parts assigned one by one.
     None where the list is not that (ragged, other objects): the eager call then does what NumPy does."""
     parts: list[tuple[tuple[int, ...], Any]] = []
-
-    def ghost(x: Any, idx: tuple[int, ...]) -> Any:  # the list with zeros of each lazy part's dtype and shape
-        if isinstance(x, LazyArray):
-            parts.append((idx, x))
-            return np.zeros(x.shape, x.dtype)
-        if isinstance(x, (list, tuple)):
-            return [ghost(v, idx + (i,)) for i, v in enumerate(x)]
-        if isinstance(x, (bool, int, float, complex, np.generic)):
-            parts.append((idx, x))
-            return x
-        raise Unsupported("not a list of arrays and numbers")
-
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # (NumPy's warnings come from the eager call, once)
-            proto = np.array(ghost(a, ()), dtype=dtype)
+            proto = np.array(_ghost_list(a, (), parts), dtype=dtype)
     except Exception:  # noqa: BLE001 - ragged, or what NumPy rejects: the eager call says so
         return None
     if proto.dtype.kind not in "biufc" or any(
