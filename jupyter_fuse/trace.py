@@ -19,6 +19,7 @@ raises its own exception at the user's line before anything is traced.
 
 from __future__ import annotations
 
+import dis
 import operator
 import sys
 import warnings
@@ -799,6 +800,9 @@ class LazyArray:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
+        if self.ndim == 1 and self.shape[0] <= UNPACK_LAZY_MAX and _unpacked(sys._getframe(1), self.shape[0]):
+            # `x, y = p` (an ODE's state, a point): lazy copies, as p[0], p[1] give, so no sync cuts the graph
+            return iter([self[i] for i in range(self.shape[0])])
         if self.ndim == 1:  # scalars come out: read them all at once
             return iter(self._read("iteration", _snapshot))
         return (self[i] for i in range(self.shape[0]))  # rows stay lazy views
@@ -1051,6 +1055,26 @@ class LazyArray:
         from .lazynp import eager_method
 
         return eager_method(self, name)
+
+
+UNPACK_LAZY_MAX = 16  # `a, b, c = v`: up to this many elements come out lazy
+_UNPACK = dis.opmap.get("UNPACK_SEQUENCE")
+_UNPACKS: dict[tuple[Any, int], int] = {}  # (code, offset) -> the count an UNPACK_SEQUENCE there takes (-1: none)
+
+
+def _unpacked(frame: Any, n: int) -> bool:
+    """Is the array being iterated by ``a, b = x`` (UNPACK_SEQUENCE of its length), not by a ``for`` loop or
+    ``list(x)``? A for loop over a vector hands Python NumPy scalars (``type(v)`` prints ``numpy.int32``);
+    unpacking gets lazy copies of the elements, as indexing them does."""
+    key = (frame.f_code, frame.f_lasti)
+    got = _UNPACKS.get(key)
+    if got is None:
+        code, at = frame.f_code.co_code, frame.f_lasti
+        got = code[at + 1] if _UNPACK is not None and 0 <= at < len(code) - 1 and code[at] == _UNPACK else -1
+        if len(_UNPACKS) > 4096:
+            _UNPACKS.clear()
+        _UNPACKS[key] = got
+    return got == n
 
 
 def _snapshot(value: Any) -> Any:

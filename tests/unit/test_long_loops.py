@@ -147,3 +147,38 @@ def test_functions_of_a_cell_do_not_keep_its_namespace_alive():
     del ns
     gc.collect()
     assert f() is None
+
+
+def test_a_list_made_an_array_keeps_no_lazy_array_alive():
+    """``np.array([x, y])`` of lazy values keeps none of them alive after it (a reference cycle did, until the
+    garbage collector ran: a live array changes what a plan stores, so a loop's kernels changed now and then
+    and its replay did not roll up)."""
+    import gc
+
+    source = ("import weakref\nrefs = []\ndef f(p):\n    x = p[0] * 2\n    refs.append(weakref.ref(x))\n"
+              "    return np.array([x, p[1] - x])\ng = f(p)\nalive = refs[0]() is not None\ndel refs\n")
+    ns = {"np": np, "p": np.array([1.5, 2.0])}
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        jupyter_fuse.run_cell(source, ns, backend="numpy", cache=False)
+    finally:
+        if enabled:
+            gc.enable()
+    assert ns["alive"] is False
+    np.testing.assert_array_equal(ns["g"], [3.0, -1.0])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_unpacking_a_small_array_does_not_sync(backend):
+    """``x, y = p`` gives lazy copies of the elements, as ``p[0], p[1]`` do (an ODE's state unpacked every
+    step no longer cuts the graph there); a ``for`` loop over a vector still hands Python NumPy scalars."""
+    source = ("for i in range(20):\n    x, y = p\n    p = np.array([y, -x]) * 0.5 + p\n"
+              "for v in p:\n    kinds.append(type(v).__name__)\n")
+    ns = {"np": np, "p": np.array([1.0, 0.5]), "kinds": []}
+    ref = {"np": np, "p": np.array([1.0, 0.5]), "kinds": []}
+    r = jupyter_fuse.run_cell(source, ns, backend=backend, cache=False)
+    exec(source, ref)
+    np.testing.assert_array_equal(ns["p"], ref["p"])
+    assert ns["kinds"] == ref["kinds"] == ["float64", "float64"]
+    assert [s["line"] for s in r.syncs] == [4], r.syncs
