@@ -38,9 +38,21 @@ def _whole_mask(x: LazyArray, mask: Any) -> bool:
             and mask.shape == x.shape and x._s.fuses)
 
 
+def _rows(x: LazyArray, index: Any) -> tuple[LazyArray, Any]:
+    """``x[mask, 1]`` (a boolean mask, then ints and slices) is ``x[:, 1][mask]``: (that view, the mask).
+    Any other index: (x, index). (``pos[below, 1] *= -1``: a bounce, written through the column's view.)"""
+    if type(index) is tuple and len(index) > 1 and type(index[0]) is LazyArray and index[0].dtype == np.bool_ \
+            and all(type(i) in (int, slice) for i in index[1:]):
+        try:
+            return x[(slice(None),) + index[1:]], index[0]
+        except IndexError:  # (NumPy's own error comes from the eager path)
+            pass
+    return x, index
+
+
 def _concrete_number(v: Any) -> bool:
-    """A Python or NumPy number (its value is known now)."""
-    return type(v) in (bool, int, float, complex) or isinstance(v, np.generic)
+    """A Python or NumPy number (its value is known now; a lazy NumPy scalar passes isinstance, not this)."""
+    return type(v) in (bool, int, float, complex) or type(v) is not LazyArray and isinstance(v, np.generic)
 
 
 def _number(v: Any) -> bool:
@@ -53,6 +65,7 @@ def fill(x: LazyArray, mask: Any, value: Any) -> bool:
     NumPy number stored as NumPy stores it: NumPy's own masked assignment on a one-element probe raises
     what it raises and gives the value. One it warns about (a NaN cast into integers) goes the eager way,
     as does a lazy value (its cast is data). True if done here."""
+    x, mask = _rows(x, mask)
     if not _whole_mask(x, mask) or not _concrete_number(value):
         return False
     probe = np.zeros(1, x.dtype)
@@ -74,6 +87,7 @@ def _write_where(x: LazyArray, mask: LazyArray, value: Any) -> bool:
 
 def item(x: LazyArray, mask: Any) -> "MaskedItem | None":
     """``x[mask]`` read by ``x[mask] op= ...``, deferred (see the module docstring); None otherwise."""
+    x, mask = _rows(x, mask)
     if _AUGMENTED is None or not _whole_mask(x, mask) or errors_raise():
         return None  # (under np.errstate(...='raise'), ops on unselected elements could raise)
     frame = sys._getframe(2)  # (the caller of LazyArray.__getitem__)
@@ -139,6 +153,7 @@ for _name in ("ifloordiv", "imod", "ipow", "imatmul", "iand", "ior", "ixor", "il
 def store(x: LazyArray, index: Any, value: MaskedItem) -> Any:
     """``x[index] = value`` for a MaskedItem: the where-write when it is ``x[mask] op= number`` with the mask
     unchanged since the read (then None); else the masked read's value, for the ordinary assignment."""
+    x, index = _rows(x, index)
     if value.done and index is value.mask and index._current() is value.mask_node and _write_where(
             x, index, value.full):
         return None
