@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .fperrors import errors_raise
-from .trace import LazyArray, astype, elementwise
+from .trace import LazyArray, astype, elementwise, instruction_at
 
 # the bytes of `COPY 2; COPY 2; BINARY_SUBSCR` (CPython 3.11-3.13; 3.14 subscripts with BINARY_OP: none)
 _AUGMENTED = (bytes([dis.opmap["COPY"], 2, dis.opmap["COPY"], 2, dis.opmap["BINARY_SUBSCR"]])
@@ -93,9 +93,10 @@ def item(x: LazyArray, mask: Any) -> "MaskedItem | None":
     frame = sys._getframe(2)  # (the caller of LazyArray.__getitem__)
     key = (frame.f_code, frame.f_lasti)
     hit = _SEEN.get(key)
-    if hit is None:
-        at = frame.f_lasti
-        hit = _SEEN[key] = at >= 4 and frame.f_code.co_code[at - 4:at + 1] == _AUGMENTED
+    if hit is None:  # (after a loop's first iterations the subscript is specialized: f_lasti is past its caches)
+        code = frame.f_code.co_code
+        at = instruction_at(code, frame.f_lasti, _AUGMENTED[-1])
+        hit = _SEEN[key] = at >= 4 and code[at - 4:at + 1] == _AUGMENTED
         if len(_SEEN) > 4096:
             _SEEN.clear()
     if not hit:

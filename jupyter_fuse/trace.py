@@ -20,6 +20,7 @@ raises its own exception at the user's line before anything is traced.
 from __future__ import annotations
 
 import dis
+import opcode
 import operator
 import sys
 import warnings
@@ -1062,6 +1063,25 @@ _UNPACK = dis.opmap.get("UNPACK_SEQUENCE")
 _UNPACKS: dict[tuple[Any, int], int] = {}  # (code, offset) -> the count an UNPACK_SEQUENCE there takes (-1: none)
 
 
+def _caches(op: int) -> int:
+    """The inline cache entries after instruction ``op`` (CPython 3.11+)."""
+    table = getattr(opcode, "_inline_cache_entries", None)
+    try:
+        return int(table[op] if isinstance(table, list) else table.get(opcode.opname[op], 0))  # (3.13: by name)
+    except (TypeError, IndexError, AttributeError):
+        return 0
+
+
+def instruction_at(code: bytes, at: int, op: int) -> int:
+    """Where instruction ``op`` that a frame's ``f_lasti`` = ``at`` is executing starts, or -1. A specialized
+    instruction that calls Python code itself (BINARY_SUBSCR_GETITEM, after a loop's first iterations) leaves
+    ``f_lasti`` past its inline caches, not at the instruction."""
+    for start in (at, at - 2 * _caches(op)):
+        if 0 <= start < len(code) - 1 and code[start] == op:
+            return start
+    return -1
+
+
 def _unpacked(frame: Any, n: int) -> bool:
     """Is the array being iterated by ``a, b = x`` (UNPACK_SEQUENCE of its length), not by a ``for`` loop or
     ``list(x)``? A for loop over a vector hands Python NumPy scalars (``type(v)`` prints ``numpy.int32``);
@@ -1069,8 +1089,9 @@ def _unpacked(frame: Any, n: int) -> bool:
     key = (frame.f_code, frame.f_lasti)
     got = _UNPACKS.get(key)
     if got is None:
-        code, at = frame.f_code.co_code, frame.f_lasti
-        got = code[at + 1] if _UNPACK is not None and 0 <= at < len(code) - 1 and code[at] == _UNPACK else -1
+        code = frame.f_code.co_code
+        at = instruction_at(code, frame.f_lasti, _UNPACK) if _UNPACK is not None else -1
+        got = code[at + 1] if at >= 0 else -1
         if len(_UNPACKS) > 4096:
             _UNPACKS.clear()
         _UNPACKS[key] = got

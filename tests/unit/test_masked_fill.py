@@ -81,3 +81,22 @@ def test_a_lazy_scalar_assigned_through_a_mask_is_not_read_outside_the_trace():
     exec("x[x > 0.5] = x.sum()", ref)
     np.testing.assert_array_equal(ns["x"], ref["x"])
     assert r.cache == "miss", r.miss_reasons
+
+
+@pytest.mark.parametrize("src", [
+    "def bounce(p):\n    below = p[:, 1] < 0\n    p[below, 1] *= -1\nfor t in range(30):\n    p -= 0.1\n    bounce(p)",
+    "for t in range(30):\n    x -= 0.1\n    x[x < 0] += 1.0",
+    "def f(v):\n    a, b = v\n    return a * 2 + b\nfor t in range(30):\n    w = w * 0.5 + f(w[:2])",
+])
+def test_traced_after_the_interpreter_specializes_the_loop(src):
+    """CPython specializes a subscript after a few iterations (BINARY_SUBSCR_GETITEM); its frame's ``f_lasti`` is
+    then past the instruction's inline caches. The bytecode checks of ``x[m] op= c`` and ``a, b = v`` still see
+    it: every iteration is traced, none runs eagerly from the ninth on."""
+    setup = lambda: {"np": np, "p": np.linspace(-1.0, 1.0, 16).reshape(8, 2), "x": np.linspace(0.0, 1.0, 8),
+                     "w": np.linspace(1.0, 2.0, 4)}
+    ns, ref = setup(), setup()
+    r = jf.run_cell(src, ns, backend="cpu", cache=False)
+    exec(src, ref)
+    for k in ("p", "x", "w"):
+        np.testing.assert_allclose(ns[k], ref[k], rtol=1e-12)
+    assert not r.fallbacks and not r.syncs, (r.fallbacks, r.syncs)
