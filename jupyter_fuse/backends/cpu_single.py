@@ -3,8 +3,8 @@
 A program (``cpu_program``) calls numba kernels only; a time step holding one matmul would leave the
 whole step to Python, kernel by kernel. Here such a kernel becomes a small numba function that makes
 its operands' views from the program's flat arrays and calls NumPy's own op through numba's object
-mode (``numba.objmode``: about 2-6 us a call, a Python launch costs 15). The op is NumPy's, so the
-values are NumPy's to the bit; the program's loop rolls around it like around any kernel.
+mode (``numba.objmode``: a few microseconds a call, less than a kernel launch from Python). The op is
+NumPy's, so the values are NumPy's to the bit; the program's loop rolls around it like around any kernel.
 """
 
 from __future__ import annotations
