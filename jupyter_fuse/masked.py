@@ -24,12 +24,17 @@ from typing import Any
 import numpy as np
 
 from .fperrors import errors_raise
-from .trace import LazyArray, astype, elementwise, instruction_at
+from .trace import LazyArray, astype, at_site, elementwise, instruction_at
 
 # the bytes of `COPY 2; COPY 2; BINARY_SUBSCR` (CPython 3.11-3.13; 3.14 subscripts with BINARY_OP: none)
 _AUGMENTED = (bytes([dis.opmap["COPY"], 2, dis.opmap["COPY"], 2, dis.opmap["BINARY_SUBSCR"]])
               if {"COPY", "BINARY_SUBSCR"} <= dis.opmap.keys() else None)
-_SEEN: dict[tuple[Any, int], bool] = {}  # (code, offset) -> is it an augmented subscript's read?
+
+
+def _augmented_read(code: bytes, at: int) -> bool:
+    """Is the subscript executed at ``at`` the read of an augmented assignment to a subscript?"""
+    at = instruction_at(code, at, _AUGMENTED[-1])
+    return at >= 4 and code[at - 4:at + 1] == _AUGMENTED
 
 
 def _whole_mask(x: LazyArray, mask: Any) -> bool:
@@ -65,8 +70,10 @@ def fill(x: LazyArray, mask: Any, value: Any) -> bool:
     NumPy number stored as NumPy stores it: NumPy's own masked assignment on a one-element probe raises
     what it raises and gives the value. One it warns about (a NaN cast into integers) goes the eager way,
     as does a lazy value (its cast is data). True if done here."""
+    if not _concrete_number(value):
+        return False
     x, mask = _rows(x, mask)
-    if not _whole_mask(x, mask) or not _concrete_number(value):
+    if not _whole_mask(x, mask):
         return False
     probe = np.zeros(1, x.dtype)
     with warnings.catch_warnings(record=True) as warned:
@@ -87,19 +94,12 @@ def _write_where(x: LazyArray, mask: LazyArray, value: Any) -> bool:
 
 def item(x: LazyArray, mask: Any) -> "MaskedItem | None":
     """``x[mask]`` read by ``x[mask] op= ...``, deferred (see the module docstring); None otherwise."""
+    # (sys._getframe(2): the caller of LazyArray.__getitem__; under np.errstate(...='raise'), ops on the
+    # elements the mask leaves out could raise)
+    if _AUGMENTED is None or errors_raise() or not at_site(sys._getframe(2), _augmented_read):
+        return None
     x, mask = _rows(x, mask)
-    if _AUGMENTED is None or not _whole_mask(x, mask) or errors_raise():
-        return None  # (under np.errstate(...='raise'), ops on unselected elements could raise)
-    frame = sys._getframe(2)  # (the caller of LazyArray.__getitem__)
-    key = (frame.f_code, frame.f_lasti)
-    hit = _SEEN.get(key)
-    if hit is None:  # (after a loop's first iterations the subscript is specialized: f_lasti is past its caches)
-        code = frame.f_code.co_code
-        at = instruction_at(code, frame.f_lasti, _AUGMENTED[-1])
-        hit = _SEEN[key] = at >= 4 and code[at - 4:at + 1] == _AUGMENTED
-        if len(_SEEN) > 4096:
-            _SEEN.clear()
-    if not hit:
+    if not _whole_mask(x, mask):
         return None
     return MaskedItem(astype(x, x.dtype, copy=True, count=False), mask, mask._current(),
                       astype(mask, mask.dtype, copy=True, count=False))

@@ -61,12 +61,6 @@ class Instr:
         others (``1 - beta1 ** t``: a coefficient that changes every step) to the same kernel."""
         return tuple(a[1] for a in self.spec.args if a[0] == "param")
 
-    @functools.cached_property
-    def key(self) -> tuple:
-        """The spec's key, its scalar arguments by type only (their values are the loop's tables)."""
-        k = self.spec.key
-        return (k[0],) + tuple(("param", kk[1]) if a[0] == "param" else kk for a, kk in zip(self.spec.args, k[1:]))
-
 
 @dataclass
 class Loop:
@@ -508,7 +502,7 @@ def _periods(keys: list) -> list[int]:
 
 
 def _key(u: Any) -> tuple:
-    return u.key if isinstance(u, Loop) else (u.key, len(u.ins), len(u.outs))
+    return u.key if isinstance(u, Loop) else (u.spec.key, len(u.ins), len(u.outs))
 
 
 def _tables(bodyunits: list[Any], units: list[Any], start: int, period: int, count: int) -> dict:

@@ -24,7 +24,7 @@ import opcode
 import operator
 import sys
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -801,9 +801,11 @@ class LazyArray:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
-        if self.ndim == 1 and self.shape[0] <= UNPACK_LAZY_MAX and _unpacked(sys._getframe(1), self.shape[0]):
-            # `x, y = p` (an ODE's state, a point): lazy copies, as p[0], p[1] give, so no sync cuts the graph
-            return iter([self[i] for i in range(self.shape[0])])
+        n = self.shape[0]
+        if self.ndim == 1 and n <= UNPACK_LAZY_MAX and at_site(sys._getframe(1), _unpack_count) == n:
+            # `x, y = p` (an ODE's state, a point): lazy copies, as p[0], p[1] give, so no sync cuts the graph; a
+            # for loop over a vector gets NumPy scalars, read at once (`type(v)` prints numpy.float64)
+            return iter([self[i] for i in range(n)])
         if self.ndim == 1:  # scalars come out: read them all at once
             return iter(self._read("iteration", _snapshot))
         return (self[i] for i in range(self.shape[0]))  # rows stay lazy views
@@ -1060,7 +1062,7 @@ class LazyArray:
 
 UNPACK_LAZY_MAX = 16  # `a, b, c = v`: up to this many elements come out lazy
 _UNPACK = dis.opmap.get("UNPACK_SEQUENCE")
-_UNPACKS: dict[tuple[Any, int], int] = {}  # (code, offset) -> the count an UNPACK_SEQUENCE there takes (-1: none)
+_SITES: dict[tuple, Any] = {}  # (code, offset, check) -> what the check found there (``at_site``)
 
 
 def _caches(op: int) -> int:
@@ -1082,20 +1084,24 @@ def instruction_at(code: bytes, at: int, op: int) -> int:
     return -1
 
 
-def _unpacked(frame: Any, n: int) -> bool:
-    """Is the array being iterated by ``a, b = x`` (UNPACK_SEQUENCE of its length), not by a ``for`` loop or
-    ``list(x)``? A for loop over a vector hands Python NumPy scalars (``type(v)`` prints ``numpy.int32``);
-    unpacking gets lazy copies of the elements, as indexing them does."""
-    key = (frame.f_code, frame.f_lasti)
-    got = _UNPACKS.get(key)
-    if got is None:
-        code = frame.f_code.co_code
-        at = instruction_at(code, frame.f_lasti, _UNPACK) if _UNPACK is not None else -1
-        got = code[at + 1] if at >= 0 else -1
-        if len(_UNPACKS) > 4096:
-            _UNPACKS.clear()
-        _UNPACKS[key] = got
-    return got == n
+def at_site(frame: Any, check: Callable[[bytes, int], Any]) -> Any:
+    """``check(code, f_lasti)`` about the instruction ``frame`` is executing, worked out once per place in
+    the code (a loop asks again at every iteration)."""
+    key = (frame.f_code, frame.f_lasti, check)
+    try:
+        return _SITES[key]
+    except KeyError:
+        if len(_SITES) > 4096:
+            _SITES.clear()
+        got = _SITES[key] = check(frame.f_code.co_code, frame.f_lasti)
+        return got
+
+
+def _unpack_count(code: bytes, at: int) -> int:
+    """The count of the UNPACK_SEQUENCE (``a, b = x``) executed at ``at``; -1 for another instruction (a ``for``
+    loop, ``list(x)``)."""
+    at = instruction_at(code, at, _UNPACK) if _UNPACK is not None else -1
+    return code[at + 1] if at >= 0 else -1
 
 
 def _snapshot(value: Any) -> Any:

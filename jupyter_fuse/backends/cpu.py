@@ -183,8 +183,7 @@ class CpuBackend:
                 return None
             fn, args = got
             read_bytes = sum(n.nbytes for n in dict.fromkeys(a[1] for a in args if a[0] == "read"))
-            return CallSpec(fn, args, kernel_entry(kernel, 0.0, read_bytes, None, reason=kernel.reason),
-                            _call_key(fn, args), tuple(a[2][0] for a in args if a[0] == "read"))
+            return CallSpec(fn, args, kernel_entry(kernel, 0.0, read_bytes, None, reason=kernel.reason))
         try:
             rendered = self._render(kernel)
         except CannotRender:
@@ -211,9 +210,7 @@ class CpuBackend:
         written = sum(n.nbytes for n in rendered.outputs) + (
             int(np.prod(scatter.params[1], dtype=np.int64)) * scatter.dtype.itemsize if kernel.kind == "scatter" else 0)
         entry = kernel_entry(kernel, 0.0, read_bytes, rendered.source, written=written, parallel=parallel)
-        fn = module.kernel_par if parallel else module.kernel_seq
-        offsets = tuple(a[2][0] if a[0] == "read" else a[4][0] for a in args if a[0] in ("read", "dst"))
-        return CallSpec(fn, args, entry, _call_key(fn, args), offsets)
+        return CallSpec(module.kernel_par if parallel else module.kernel_seq, args, entry)
 
     def compile_program(self, blk: Any) -> tuple[str, Any]:
         """A replay's block (``program.Block``) as one numba function: (its source, the function)."""
@@ -296,25 +293,26 @@ class CpuBackend:
 _COMMENT = re.compile(r"  # .*$", re.M)
 
 
-def _call_key(fn: Any, args: list[tuple]) -> tuple:
-    """Two calls are the same call when all but their arrays and where they start are (a loop's
-    iterations: the same slice each step, or the next column, its offset a step further on)."""
-    return (id(fn),) + tuple((a[0], a[1]) if a[0] == "const" else (a[0], type(a[1]), repr(a[1])) if a[0] == "param"
-                             else (a[0], a[2][1:]) if a[0] == "read" else (a[0], a[1].shape, a[1].dtype)
-                             if a[0] == "out" else (a[0], a[2].dtype, a[2].shape, a[3], a[4][1:]) for a in args)
-
-
 class CallSpec:
     """One kernel as a compiled program calls it: its dispatcher, and its arguments in order —
     ("const", int), ("param", typed scalar), ("read", storage node, flat offset and strides),
     ("out", node), ("dst", destination storage node, the setitem node, in place?, offset and
-    strides), with ``entry`` the report's entry for a launch; ``key`` is all of it but the arrays and
-    ``offsets`` (each read's and the destination's first element, in order)."""
+    strides), with ``entry`` the report's entry for a launch.
+
+    ``key``: two calls are the same call when all but their arrays, where they start (``offsets``: each
+    read's and the destination's first element, in order) and their scalars' values are: a loop's
+    iterations read the same slice each step, or the next column, and a coefficient that changes every
+    step is the loop's table (``program._tables``)."""
 
     __slots__ = ("fn", "args", "entry", "key", "offsets")
 
-    def __init__(self, fn: Any, args: list[tuple], entry: dict, key: tuple, offsets: tuple[int, ...]) -> None:
-        self.fn, self.args, self.entry, self.key, self.offsets = fn, args, entry, key, offsets
+    def __init__(self, fn: Any, args: list[tuple], entry: dict) -> None:
+        self.fn, self.args, self.entry = fn, args, entry
+        self.key = (id(fn),) + tuple((a[0], a[1]) if a[0] == "const" else (a[0], type(a[1])) if a[0] == "param"
+                                     else (a[0], a[2][1:]) if a[0] == "read" else (a[0], a[1].shape, a[1].dtype)
+                                     if a[0] == "out" else (a[0], a[2].dtype, a[2].shape, a[3], a[4][1:])
+                                     for a in args)
+        self.offsets = tuple(a[2][0] if a[0] == "read" else a[4][0] for a in args if a[0] in ("read", "dst"))
 
 
 _MODULES: dict[str, ModuleType] = {}
