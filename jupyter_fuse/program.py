@@ -347,8 +347,10 @@ def _shaped(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     over it instead; an input's memory written in place stays a view of that input."""
     if arr.shape == shape:
         return arr
+    if not arr.size:  # (no memory to share: a new empty array, as the traced run's)
+        return np.empty(shape, arr.dtype)
     base = arr.base
-    if base is not None and not isinstance(base, np.ndarray) and arr.size:
+    if base is not None and not isinstance(base, np.ndarray):
         with contextlib.suppress(TypeError, ValueError):  # (no buffer protocol: a view, as before)
             start = np.frombuffer(base, np.uint8).__array_interface__["data"][0]
             offset = arr.__array_interface__["data"][0] - start

@@ -126,7 +126,8 @@ class _Emitter:
                 self.lines.append(f"{pad}{name} = np.empty({size}, {np_type(dtype)})")
                 names.append(name)
                 shape = a[1].shape
-                args.append(name if len(shape) <= 1 else f"{name}.reshape({shape!r})")
+                # (an empty result's variable has one element, ``_Builder.new_var``: none of it is the array)
+                args.append(name if len(shape) <= 1 else f"{name}{'[:0]' if 0 in shape else ''}.reshape({shape!r})")
             elif kind == "dst":
                 src = next(reads)
                 next(outs)

@@ -471,3 +471,16 @@ def test_a_loop_whose_coefficients_change_every_step_rolls_up(src):
     rolled = re.match(r"compiled: (\d+) iterations of", again.program)
     assert rolled and int(rolled.group(1)) >= 39, (again.program, again.program_note)
     assert twin.run(src).cache == "hit"
+
+
+def test_a_compiled_replay_of_a_loop_with_an_empty_result():
+    """An empty n-D result inside a compiled program: its variable holds one element (``_Builder.new_var``), so
+    the kernel's output was that element reshaped to (0, 3), which numba refused; every replay failed and traced
+    again. The result the replay leaves is a new empty array, as the traced run's."""
+    twin = Twin(lambda: {"np": np, "u": np.linspace(0, 1, 64).reshape(8, 8).copy(), "e": np.zeros((0, 3))},
+                backend="cpu")
+    src = ("for i in range(40):\n    u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])\n"
+           "    e = e * 0.5 + u[:0, :3]\n")
+    reports = [twin.run(src) for _ in range(4)]
+    assert [r.cache for r in reports] == ["miss", "hit", "hit", "hit"], [r.miss_reasons for r in reports]
+    assert reports[-1].program.startswith("compiled: ")
