@@ -34,7 +34,8 @@ MIN_REPEATS = 3  # a stretch repeating fewer times stays unrolled
 MIN_LAUNCHES = 32
 MAX_PERIOD = 4096  # units in a loop body we look for
 # A value every iteration leaves for Python (a float() of a residual each step, checked after the
-# program ran) is kept in a history array, one row per iteration, when a row is this small.
+# program ran) is kept in a history array, one row per iteration, when a row is this small; a larger
+# one only when every iteration's is kept (``rows.append(u)``: the memory NumPy's run holds too).
 HISTORY_MAX = 64
 # numba's compile time grows with the calls a function holds (about 10 ms each): a tape that does
 # not roll up (each step reads another slice) stays kernel by kernel past this many calls
@@ -90,6 +91,9 @@ class Loop:
     deltas: list[tuple[int, ...]] = field(default_factory=list)
     # (body unit, its scalar argument) -> the argument's value at each iteration, where they differ
     tables: dict[tuple[int, int], tuple] = field(default_factory=dict)
+    # (body unit, its offset) -> how far it is from the first iteration's at each iteration, where it
+    # does not move by one step (a slice or element a Python index from data picks)
+    moved: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
     kid: int = -1
 
 
@@ -580,14 +584,15 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             elif a != b:
                 return None
     body_forms = [[("ext", ext(r[1])) if r[0] == "ext" else r for r in reads] for reads in body]
-    deltas = []  # each offset must move by the same step every iteration
+    deltas = []  # how far each offset moves per iteration; one that moves unevenly reads a table
+    moved: dict[tuple[int, int], tuple[int, ...]] = {}  # (``cm[t, p] += 1`` with t, p from data)
     for j in range(period):
-        o0, o1 = offsets(units[start + j]), offsets(units[start + period + j])
-        d = tuple(b - a for a, b in zip(o0, o1))
-        for k in range(2, count):
-            if any(x != a + k * step for x, a, step in zip(offsets(units[start + k * period + j]), o0, d)):
-                return None
-        deltas.append(d)
+        rows = [offsets(units[start + k * period + j]) for k in range(count)]
+        d = tuple(b - a for a, b in zip(rows[0], rows[1]))
+        for m, (a, step) in enumerate(zip(rows[0], d)):
+            if any(r[m] != a + k * step for k, r in enumerate(rows)):
+                moved[(j, m)] = tuple(r[m] - a for r in rows)
+        deltas.append(tuple(0 if (j, m) in moved else step for m, step in enumerate(d)))
     last, end = count - 1, start + period * count
     outs, out_slots = [], []
     kept: dict[tuple[int, int], dict[int, int]] = {}  # slot -> {iteration: variable} read after the loop
@@ -603,8 +608,8 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             out_slots.append(slot)
             continue
         dtype, size = blk.vars[by_k[min(by_k)]]
-        if size > HISTORY_MAX:
-            return None  # an earlier iteration's large value is read after the loop
+        if size > HISTORY_MAX and len(by_k) < count:
+            return None  # some earlier iterations' large values are read after the loop: a history would hold all
         top += 1  # (the loop's history variable: a row per iteration)
         history.append((slot, top, size, dtype))
         aliases.update({units[start + k * period + slot[0]].outs[slot[1]]: (top, k * size, size) for k in range(count)})
@@ -613,11 +618,11 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
     tables = _tables(bodyunits, units, start, period, count)
     key = ("loop", count, tuple(_kid(u, blk.key_ids) for u in bodyunits), tuple(tuple(f) for f in body_forms),
            tuple(sorted(carried.items())), tuple(out_slots), tuple((h[0], h[2]) for h in history), tuple(deltas),
-           tuple((jq, tuple(map(repr, col))) for jq, col in tables.items()),
+           tuple((jq, tuple(map(repr, col))) for jq, col in tables.items()), tuple(sorted(moved.items())),
            tuple(repr(u.params) for u in bodyunits if isinstance(u, Instr)))  # (the values no table holds)
     base = tuple(o for u in bodyunits for o in offsets(u))
     return Loop(count, list(zip(bodyunits, body_forms)), carried, ins, outs, out_slots, key, history, aliases,
-                base, deltas, tables)
+                base, deltas, tables, moved)
 
 
 # -- running ----------------------------------------------------------------------------------

@@ -97,8 +97,9 @@ class _Emitter:
         return self.call(u, ins, indent, prefix, in_place, moves, tables or {})
 
     def offset(self, base: int, moves: tuple) -> str:
-        """An offset: the first iteration's, plus a step per iteration of each loop it moves in."""
-        return self.param(np.int64(base)) + "".join(f" + {t} * {d}" for t, d in moves if d)
+        """An offset: the first iteration's, plus a step per iteration of each loop it moves in (or
+        a table's entry, ``(p3[_t1], 1)``, where it moves unevenly)."""
+        return self.param(np.int64(base)) + "".join(f" + {t}" + (f" * {d}" if d != 1 else "") for t, d in moves if d)
 
     def call(self, instr: Instr, ins: list[str], indent: int, prefix: str, in_place: bool,
              moves: list[tuple], tables: dict[int, str]) -> list[str]:
@@ -167,7 +168,8 @@ class _Emitter:
             names = [body[(r[1], r[2])] if r[0] == "in" else carried[(r[1], r[2])] if r[0] == "prev"
                      else ins[r[1]] for r in reads]
             n = len(offsets(u))
-            mine = [m + ((f"_t{tag}", d),) for m, d in zip(moves[at:at + n], loop.deltas[j])]
+            mine = [m + (((f"{self.table(loop.moved[(j, o)])}[_t{tag}]", 1),) if (j, o) in loop.moved else
+                         ((f"_t{tag}", d),)) for o, (m, d) in enumerate(zip(moves[at:at + n], loop.deltas[j]))]
             at += n
             outs = self.unit(u, names, indent + 1, f"b{tag}_{j}_", overwritten.get(reads[-1][1:]) == j
                              if reads and reads[-1][0] == "prev" else False, mine, tables.get(j))

@@ -183,3 +183,50 @@ def test_a_kernel_after_a_rolled_loop_reads_an_earlier_iterations_value(monkeypa
         twin.change(lambda ns: ns.update(v=np.linspace(1, 2, 6), B=np.zeros((4, 4))))
         r = twin.run(source)
         assert r.cache == "hit" and "iterations of" in r.program, (r.program, r.program_note)
+
+
+def test_a_loop_that_keeps_every_step_in_a_list_rolls_up(monkeypatch):
+    """``rows.append(cells)`` each step (a rule-30 automaton): every iteration's array is read after the
+    loop, so the compiled loop keeps them as rows of one history, however large a row (it unrolled
+    past 64 elements: thousands of calls, replayed kernel by kernel)."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    source = ("rows = [cells]\n"
+              "for t in range(12):\n"
+              "    left = np.roll(cells, 1)\n"
+              "    cells = ((30 >> ((left << 2) | (cells << 1) | np.roll(cells, -1))) & 1).astype(np.uint8)\n"
+              "    rows.append(cells)\n"
+              "grid = np.vstack(rows)\n")
+    c0 = np.zeros(101, np.uint8)
+    c0[50] = 1
+    twin = Twin(lambda: {"np": np, "cells": c0.copy()}, backend="cpu")
+    twin.run(source)
+    for _ in range(2):
+        twin.change(lambda ns: ns.update(cells=c0.copy()))
+        r = twin.run(source)
+        assert r.cache == "hit" and "iterations of" in r.program, (r.program, r.program_note)
+    rows = twin.fused["rows"]
+    assert all(np.array_equal(a, b) for a, b in zip(rows, twin.plain["rows"])) and len(rows) == 13
+    rows[3][:] = 7  # each row its own array, as NumPy's: writing one leaves the others alone
+    assert not (rows[4] == 7).any() and not (twin.fused["grid"] == 7).any()
+
+
+def test_a_loop_over_indices_from_data_rolls_up_with_a_table_of_offsets(monkeypatch):
+    """``for i in order: x[i] = ...`` with ``order`` a shuffled list: each step's kernel is the same,
+    at offsets that do not move by one step; the compiled loop reads them from a table (it did not
+    roll: one call per step, and past 256 of them the replay ran kernel by kernel)."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    source = ("for i in order:\n"
+              "    x[i] = 0.5 * (x[i - 1] + x[i + 1]) + 0.25 * x[i]\n"
+              "total = x.sum()\n")
+    order = [int(i) for i in np.random.default_rng(5).permutation(np.arange(1, 39))]
+    x0 = np.random.default_rng(6).random(40)
+    twin = Twin(lambda: {"np": np, "x": x0.copy(), "order": order}, backend="cpu")
+    twin.run(source)
+    for _ in range(2):
+        twin.change(lambda ns: ns.update(x=x0.copy()))
+        r = twin.run(source)
+        assert r.cache == "hit" and "37 iterations of (k1)" in r.program, (r.program, r.program_note)
