@@ -340,21 +340,27 @@ def store(blk: Block, got: tuple, values: dict, stop: int, start: int = 0) -> No
         shaped: dict[tuple, np.ndarray] = {}
         for n in nodes:  # (an empty array's variable has one element: ``_Builder.new_var``)
             if n.shape not in shaped:
-                shaped[n.shape] = _shaped(arr if n.size else arr[:0], n.shape)
+                shaped[n.shape] = _shaped(arr if n.size else arr[:0], n.shape, len(nodes) == 1)
             values[n] = shaped[n.shape]
 
 
-def _shaped(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+SMALL_COPY = 4096  # bytes: a copy is cheaper than an array over the program's buffer (~5 us)
+
+
+def _shaped(arr: np.ndarray, shape: tuple[int, ...], alone: bool = False) -> np.ndarray:
     """``arr`` (flat) in ``shape``. A reshape is a view whose ``base`` is the flat array, where the
     traced run's result owned its memory: a guard of the next run would see another base and trace
     again. Memory the program allocated (numba's, a buffer, not an array) gets an array of the shape
-    over it instead; an input's memory written in place stays a view of that input."""
+    over it instead, or a copy when it is small and ``alone`` (no other node shares the memory: a
+    reduction's scalar); an input's memory written in place stays a view of that input."""
     if arr.shape == shape:
         return arr
     if not arr.size:  # (no memory to share: a new empty array, as the traced run's)
         return np.empty(shape, arr.dtype)
     base = arr.base
     if base is not None and not isinstance(base, np.ndarray):
+        if alone and arr.nbytes <= SMALL_COPY:
+            return arr.reshape(shape).copy()
         with contextlib.suppress(TypeError, ValueError):  # (no buffer protocol: a view, as before)
             start = np.frombuffer(base, np.uint8).__array_interface__["data"][0]
             offset = arr.__array_interface__["data"][0] - start
