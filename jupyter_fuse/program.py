@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 
 import time
 from dataclasses import dataclass, field
@@ -40,6 +41,9 @@ HISTORY_MAX = 64
 # numba's compile time grows with the calls a function holds (about 10 ms each): a tape that does
 # not roll up (each step reads another slice) stays kernel by kernel past this many calls
 MAX_CALLS = 256
+# ... and faster than linearly with the arrays it takes and returns (a list of 200 values the cell
+# keeps: 6 s, 400: 70 s), past this many the tape stays kernel by kernel too
+MAX_ARRAYS = 128
 
 
 class NotCompiled(Exception):
@@ -70,7 +74,8 @@ class Loop:
 
     Each body unit's reads are ``("in", j, q)`` (output ``q`` of body unit ``j``, this iteration),
     ``("prev", j, q)`` (the same, last iteration: a carried variable, first set from ``ins``), or
-    ``("ext", i)`` (``ins[i]``, the same every iteration). ``carried`` lists the (j, q) slots that
+    ``("ext", i)`` (``ins[i]``, the same every iteration), or ``("each", (i0, i1, ...))`` (``ins[i_t]`` at
+    iteration ``t``: each step copies its own value, ``np.array(values)``). ``carried`` lists the (j, q) slots that
     pass between iterations or out of the loop, with the index in ``ins`` they start from (-1: only
     read after the loop); ``outs`` are the slots read after it, in order."""
     count: int
@@ -148,7 +153,29 @@ class Program:
                 out.append(f"compiled: {describe_units(a[1].parts)}")
             elif not out or not out[-1].startswith(f"python: {a[0]}"):
                 out.append(f"python: {a[0]}")
-        return "; ".join(out)
+        return "; ".join(_repeats(out))
+
+
+def _repeats(items: list[str]) -> list[str]:
+    """Runs of the same steps with other kernels, said once: a call outside the trace per row and a
+    kernel after it, 200 times, is ``200 times (python: call; compiled: k8 ... python: call;
+    compiled: k207)``, not 400 items."""
+    shapes = [re.sub(r"\bk\d+\b", "k", t) for t in items]
+    out, i = [], 0
+    while i < len(items):
+        for p in range(1, 5):
+            n = 1
+            while shapes[i + n * p:i + (n + 1) * p] == shapes[i:i + p] and i + (n + 1) * p <= len(items):
+                n += 1
+            if n >= MIN_REPEATS:
+                first, last = "; ".join(items[i:i + p]), "; ".join(items[i + (n - 1) * p:i + n * p])
+                out.append(f"{n} times ({first}{f' ... {last}' if last != first else ''})")
+                i += n * p
+                break
+        else:
+            out.append(items[i])
+            i += 1
+    return out
 
 
 # -- building --------------------------------------------------------------------------------
@@ -303,6 +330,10 @@ def build(entry: Any, backend: Any) -> Program | None:
                                   f"compiling them would cost more than it saves, from {MAX_CALLS}")
             roots = [_root(blk, v) for v, _ in blk.outputs]
             blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
+            arrays = len(blk.inputs) + len(blk.returns)
+            if arrays > MAX_ARRAYS:
+                raise NotCompiled(f"a block of it takes and returns {arrays} arrays (values the cell keeps, one "
+                                  f"per step): compiling it would cost more than it saves, from {MAX_ARRAYS}")
             blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
                          for (v, _), (r, off, size) in zip(blk.outputs, roots)]
             _batch_checks(blk)
@@ -569,7 +600,8 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             form.append(reads)
         forms.append(form)
     body = forms[1]
-    if any(f != body for f in forms[2:]):
+    each = _each(forms, blk)
+    if each is None:
         return None
     ins: list[int] = []
     index: dict[int, int] = {}
@@ -581,15 +613,19 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
         return index[v]
 
     carried: dict[tuple[int, int], int] = {}
-    for r0, r1 in zip(forms[0], body):
-        for a, b in zip(r0, r1):
+    for j, (r0, r1) in enumerate(zip(forms[0], body)):
+        for pos, (a, b) in enumerate(zip(r0, r1)):
+            if (j, pos) in each:
+                continue
             if b[0] == "prev":
                 if a[0] != "ext":
                     return None
                 carried[(b[1], b[2])] = ext(a[1])
             elif a != b:
                 return None
-    body_forms = [[("ext", ext(r[1])) if r[0] == "ext" else r for r in reads] for reads in body]
+    body_forms = [[("each", tuple(ext(v) for v in each[(j, pos)])) if (j, pos) in each else
+                   ("ext", ext(r[1])) if r[0] == "ext" else r for pos, r in enumerate(reads)]
+                  for j, reads in enumerate(body)]
     deltas = []  # how far each offset moves per iteration; one that moves unevenly reads a table
     moved: dict[tuple[int, int], tuple[int, ...]] = {}  # (``cm[t, p] += 1`` with t, p from data)
     for j in range(period):
@@ -629,6 +665,28 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
     base = tuple(o for u in bodyunits for o in offsets(u))
     return Loop(count, list(zip(bodyunits, body_forms)), carried, ins, outs, out_slots, key, history, aliases,
                 base, deltas, tables, moved)
+
+
+def _each(forms: list[list], blk: Block) -> dict[tuple[int, int], tuple[int, ...]] | None:
+    """The reads whose variable differs from one iteration to the next, all from before the loop
+    (``np.array(values)``: a copy of each step's own value): (unit, read) -> the variable of each
+    iteration, which the program reads from a tuple of them. None when the iterations differ otherwise.
+    Histories' rows are not among them (a slice: another array type than a variable's)."""
+    body = forms[1]
+    each: dict[tuple[int, int], tuple[int, ...]] = {}
+    for j, reads in enumerate(body):
+        for pos, r in enumerate(reads):
+            col = [f[j][pos] for f in forms]
+            if all(c == r for c in col[2:]):
+                continue
+            if any(c[0] != "ext" for c in col):
+                return None
+            vs = tuple(c[1] for c in col)
+            dtype = blk.vars[vs[0]][0]
+            if any(v in blk.aliases or blk.vars[v][0] != dtype for v in vs):
+                return None
+            each[(j, pos)] = vs
+    return each
 
 
 # -- running ----------------------------------------------------------------------------------

@@ -161,12 +161,17 @@ class _Emitter:
         tables: dict[int, dict[int, str]] = {}  # body unit -> its scalar arguments read per iteration
         for (j, q), values in loop.tables.items():
             tables.setdefault(j, {})[q] = f"{self.table(values)}[_t{tag}]"
+        each: dict[tuple[int, ...], str] = {}  # a read of another variable each iteration: a tuple of them
+        for r in (r for _, reads in loop.body for r in reads if r[0] == "each"):
+            if r[1] not in each:
+                each[r[1]] = name = f"e{tag}_{len(each)}"
+                self.lines.append(f"{pad}{name} = ({', '.join(ins[i] for i in r[1])},)")
         self.lines.append(f"{pad}for _t{tag} in range({loop.count}):  # the cell's loop{_lines(loop)}, rolled back up")
         body: dict[tuple[int, int], str] = {}
         at = 0  # where unit j's offsets start in the loop's
         for j, (u, reads) in enumerate(loop.body):
             names = [body[(r[1], r[2])] if r[0] == "in" else carried[(r[1], r[2])] if r[0] == "prev"
-                     else ins[r[1]] for r in reads]
+                     else f"{each[r[1]]}[_t{tag}]" if r[0] == "each" else ins[r[1]] for r in reads]
             n = len(offsets(u))
             mine = [m + (((f"{self.table(loop.moved[(j, o)])}[_t{tag}]", 1),) if (j, o) in loop.moved else
                          ((f"_t{tag}", d),)) for o, (m, d) in enumerate(zip(moves[at:at + n], loop.deltas[j]))]

@@ -86,7 +86,7 @@ def test_program_replays_as_one_compiled_program(program, monkeypatch):
         twin.change(lambda ns: ns.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in fresh.items()}))
         r = twin.run(program.source)
         assert r.cache == "hit", r.miss_reasons
-        assert r.program.startswith("compiled: ") or "compile" in r.program_note, (r.program, r.program_note)
+        assert "compiled: " in r.program or "compile" in r.program_note, (r.program, r.program_note)
 
 
 JACOBI_WITH_RESIDUAL = """\
@@ -147,7 +147,7 @@ def test_blocks_of_one_structure_share_one_compiled_function(monkeypatch):
     for _ in range(2):
         twin.change(lambda ns: ns.update(x=x0.copy()))
         r = twin.run(source)
-        assert r.cache == "hit" and r.program.startswith("compiled: "), (r.program, r.program_note)
+        assert r.cache == "hit" and "compiled: " in r.program, (r.program, r.program_note)
     (entry,) = next(iter(PLAN_CACHE.cells.values()))
     blocks = entry.program.blocks
     assert len(blocks) >= 12 and len({id(b.fn) for b in blocks}) <= 3, len({id(b.fn) for b in blocks})
@@ -166,7 +166,7 @@ def test_a_print_after_a_call_reads_values_an_earlier_block_made(monkeypatch):
     for _ in range(2):
         twin.change(lambda ns: ns.update(x=np.linspace(0, 1, 10)))
         r = twin.run(source)
-        assert r.cache == "hit" and r.program.startswith("compiled: "), (r.program, r.program_note)
+        assert r.cache == "hit" and "compiled: " in r.program, (r.program, r.program_note)
 
 
 def test_a_kernel_after_a_rolled_loop_reads_an_earlier_iterations_value(monkeypatch):
@@ -230,3 +230,38 @@ def test_a_loop_over_indices_from_data_rolls_up_with_a_table_of_offsets(monkeypa
         twin.change(lambda ns: ns.update(x=x0.copy()))
         r = twin.run(source)
         assert r.cache == "hit" and "37 iterations of (k1)" in r.program, (r.program, r.program_note)
+
+
+def test_copies_of_each_steps_own_value_roll_up(monkeypatch):
+    """``np.array(sums)`` of a value each step made: the copies read another variable each, which
+    the compiled loop reads from a tuple of them (they did not roll: a call per value)."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    source = ("sums = []\n"
+              "for t in range(20):\n"
+              "    x = x * 0.9 + 0.1\n"
+              "    sums.append(x.sum())\n"
+              "S = np.array(sums)\n")
+    twin = Twin(lambda: {"np": np, "x": np.linspace(0.0, 1.0, 8)}, backend="cpu")
+    twin.run(source)
+    for _ in range(2):
+        twin.change(lambda ns: ns.update(x=np.linspace(0.0, 1.0, 8)))
+        r = twin.run(source)
+        assert r.cache == "hit" and "20 iterations of" in r.program, (r.program, r.program_note)
+
+
+def test_a_block_of_many_arrays_replays_kernel_by_kernel_and_says_why(monkeypatch):
+    """numba's compile time grows faster than linearly with the arrays a function takes and returns:
+    past ``MAX_ARRAYS`` the tape is not compiled, and the report says so."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    monkeypatch.setattr(program_mod, "MAX_ARRAYS", 10)
+    source = "sums = []\nfor t in range(20):\n    x = x * 0.9 + 0.1\n    sums.append(x.sum())\nS = np.array(sums)\n"
+    twin = Twin(lambda: {"np": np, "x": np.linspace(0.0, 1.0, 8)}, backend="cpu")
+    twin.run(source)
+    twin.change(lambda ns: ns.update(x=np.linspace(0.0, 1.0, 8)))
+    r = twin.run(source)
+    assert r.cache == "hit" and not r.program and "arrays" in r.program_note and "from 10" in r.program_note, \
+        r.program_note

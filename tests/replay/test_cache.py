@@ -452,7 +452,7 @@ def test_a_compiled_replay_leaves_arrays_its_next_run_replays_on():
            "u = u * 0.5 + 1.0\n")
     reports = [twin.run(src) for _ in range(4)]
     assert [r.cache for r in reports] == ["miss", "hit", "hit", "hit"], [r.miss_reasons for r in reports]
-    assert all(r.program.startswith("compiled: ") for r in reports[1:]), reports[1].program_note
+    assert all("compiled: " in r.program for r in reports[1:]), reports[1].program_note
 
 
 @pytest.mark.parametrize("src", [
