@@ -35,6 +35,10 @@ from .ir import Node, toposort
 from .ops import family
 
 MAX_KERNEL_OPS = 256  # beyond this a kernel is cut: compile time grows faster than the win
+# ... and beyond this many arrays read from memory: numba's compile time grows faster than linearly
+# with a kernel's array arguments (a loop's 80 steps each reading the last kernel's values: 180
+# arrays, 18 s a kernel), and a kernel reading that many saves little over two
+MAX_KERNEL_READS = 32
 
 
 @dataclass(eq=False)
@@ -54,6 +58,7 @@ class Kernel:
     # the finished reductions of stage s per output element (softmax: max, then exp-sum, then divide)
     stage: dict[Node, int] = field(default_factory=dict)
     seq: int = 0  # creation order while partitioning (see _Partitioner._depends)
+    reads: set[Node] = field(default_factory=set)  # storages it reads from memory (``MAX_KERNEL_READS``)
 
     @property
     def reductions(self) -> list[Node]:
@@ -247,6 +252,11 @@ class _Partitioner:
             p == 1 if d in k.axes else p == n for d, (p, n) in enumerate(zip(padded, k.shape)))
 
     def _can_join(self, k: Kernel, node: Node, role: str, why: dict) -> bool:
+        if len(k.reads) >= MAX_KERNEL_READS and any(r not in k.reads for r in self._reads(k, node)):
+            for a in node.args:  # (the reason goes with the value that links the node to k)
+                if self.owner.get(a._base or a) is k:
+                    why[a] = f"kernel input limit ({MAX_KERNEL_READS} arrays read from memory)"
+            return False
         if node.op == "setitem" and self.owner.get(node.args[0].storage()) is k:
             # k computes the destination too (a sibling of the value): it must be in memory before the write
             why[node.args[0]] = "the destination of an assignment is written to memory first"
@@ -336,8 +346,14 @@ class _Partitioner:
         if k.kind in ("ew", "reduce"):
             self.spaces.setdefault((k.kind, k.shape, k.axes), []).append(k)
 
+    def _reads(self, k: Kernel, node: Node) -> list[Node]:
+        """The storages ``node`` would read from memory in ``k`` (not computed there, not constants)."""
+        owner = self.owner
+        return [st for st in (a.storage() for a in node.args) if st.op != "const" and owner.get(st) is not k]
+
     def _note(self, k: Kernel, node: Node) -> None:
-        """Record the kernel's dependencies and source lines."""
+        """Record the kernel's dependencies, the arrays it reads and its source lines."""
+        k.reads.update(self._reads(k, node))
         owner = self.owner
         for a in node.args:
             other = owner.get(a._base or a)
@@ -415,6 +431,8 @@ class _Partitioner:
             return False
         if len(a.nodes) + len(b.nodes) > MAX_KERNEL_OPS or self._depends(a, b) or self._depends(b, a):
             return False
+        if len(a.reads | b.reads) > MAX_KERNEL_READS:
+            return False
         if a.kind == "reduce":  # epilogues must agree on the output shape
             shapes = {n.shape for k in (a, b) for n in k.nodes if k.phase[n] != "pro"}
             return len(shapes) == 1
@@ -424,6 +442,7 @@ class _Partitioner:
         if b.kind == "reduce" and a.kind == "ew":  # an elementwise kernel rides along a reduction's first pass
             a.kind, a.axes = "reduce", b.axes
         a.nodes += b.nodes
+        a.reads |= b.reads
         a.phase.update(b.phase)
         a.stage.update(b.stage)
         a.lines.extend(ln for ln in b.lines if ln not in a.lines)

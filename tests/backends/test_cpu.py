@@ -340,6 +340,19 @@ def test_kernel_size_limit_cuts_with_a_reason():
     assert any("kernel size limit" in b["reason"] for b in f.report.breaks)
 
 
+def test_kernel_input_limit_cuts_with_a_reason():
+    """A kernel reads at most MAX_KERNEL_READS arrays from memory: numba's compile time grows faster
+    than linearly with them (a loop's steps each reading another kernel's value made kernels of 180
+    arrays, 18 s each to compile)."""
+    from jupyter_fuse.fuse import MAX_KERNEL_READS
+
+    n = MAX_KERNEL_READS + 8
+    setup = "\n".join(f"a{i} = np.random.default_rng({i}).random(10)" for i in range(n))
+    f = check("s = " + " + ".join(f"a{i}" for i in range(n)), setup, backend="cpu")
+    assert f.report.kernels == 2
+    assert any("kernel input limit" in b["reason"] for b in f.report.breaks)
+
+
 def test_syncs_break_with_their_line():
     f = check("""
 y = np.sin(x) * 2
