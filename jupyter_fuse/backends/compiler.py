@@ -3,7 +3,8 @@
 numba takes 0.3-1.5 s to compile one kernel, while NumPy runs a kernel over a thousand elements in
 microseconds: a time-stepping cell on small arrays with twenty distinct kernels would wait ten
 seconds on its first run for what NumPy does in milliseconds. So, by default, a kernel that numba
-has never compiled (nothing in memory or in the disk cache) and that is small runs on NumPy — the
+has never compiled (nothing in memory or in the disk cache) and that is small (``SMALL``: its elements
+times its ops) runs on NumPy — the
 oracle itself, so the values are NumPy's — while one background thread compiles it; its next
 launch, once compiled, is the fused kernel. A replay compiled as one program (``program.py``) is
 made the same way: the replays run kernel by kernel until the program is ready. Compiles start only
@@ -22,7 +23,9 @@ import queue
 import threading
 from typing import Any, Callable
 
-SMALL = 1 << 16  # elements: below this a kernel's NumPy run costs far less than waiting for numba
+# elements times ops: below this a kernel's NumPy run (a few ns an element an op: under 50 ms) costs
+# far less than waiting for numba (0.3-1.5 s a kernel); past it the kernel compiles where it runs
+SMALL = 1 << 24
 
 
 def background() -> bool:

@@ -141,7 +141,7 @@ class CpuBackend:
             args += extra
             compile_time, how = 0.0, "memory"
             if not compiled:
-                if not job and size < compiler.SMALL and compiler.background():
+                if not job and size * len(kernel.nodes) < compiler.SMALL and compiler.background():
                     key = (rendered.source, parallel)  # (asked once per source: a plan launches one source often)
                     if key not in self._jobs:
                         self._jobs[key] = self._compiling(rendered, parallel, args)

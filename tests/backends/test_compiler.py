@@ -100,9 +100,11 @@ def test_a_first_run_does_not_wait_for_numba_to_load_a_kernel_compiled_before(ba
     assert "fallback" not in k and k["cache"] in ("disk", "memory")
 
 
-def test_a_large_kernel_compiles_where_it_runs(background):
+def test_a_large_kernel_compiles_where_it_runs(background, monkeypatch):
+    """Past ``SMALL`` element-ops NumPy's run of the kernel could cost more than numba's compile."""
+    monkeypatch.setattr(compiler, "SMALL", 1 << 12)
     source = CELL.format(k=4)
-    r = jupyter_fuse.run_cell(source, {"np": np, "x": np.linspace(0.1, 3.0, compiler.SMALL)}, backend="cpu",
+    r = jupyter_fuse.run_cell(source, {"np": np, "x": np.linspace(0.1, 3.0, 1 << 10)}, backend="cpu",
                               cache=False)
     (k,) = r.kernel_list
     assert "fallback" not in k and k["cache"] == "compiled" and r.times["compile"] > 0
