@@ -236,6 +236,7 @@ class CpuBackend:
         nb = self._numba
         sig = tuple(nb.types.Array(nb.from_dtype(node.dtype), 1, "C") for _, node in blk.inputs)
         blk.fn.compile(sig + tuple(nb.typeof(p) for p in blk.params))
+        _warm(blk)
 
     def _render(self, kernel: Kernel) -> Rendered:
         """Rendering is pure: a kernel of the same nodes (hash-consed) renders the same source."""
@@ -340,6 +341,30 @@ def _load(source: str, reload: bool = False) -> ModuleType:
         spec.loader.exec_module(module)
         _MODULES[source] = module
         return module
+
+
+WARM_TRAFFIC = 1 << 26  # bytes: a program whose launches may move more than this is not warmed
+_WARMED: set[int] = set()  # the programs (numba functions) called once already
+
+
+def _warm(blk: Any) -> None:
+    """Call a block's compiled program once on zeros, in the background, where it was compiled: numba's
+    first call of a function still costs 5-20 ms after its compile (its object-mode calls' set-up), which
+    the first compiled replay paid. The program writes only arrays it allocates or is given (zeros here);
+    a call that raises (a NumPy library op on zeros: a singular matrix) leaves the first call to the replay."""
+    if blk.called or id(blk.fn) in _WARMED:  # (blocks of one structure share one function: warmed once)
+        blk.called = blk.called or id(blk.fn) in _WARMED
+        return
+    if sum((e.get("bytes_read", 0) + e.get("bytes_written", 0)) * n for e, n in blk.launches) > WARM_TRAFFIC:
+        return
+    args = [np.zeros(blk.vars[v][1], blk.vars[v][0]) for v, _ in blk.inputs]
+    try:
+        with np.errstate(all="ignore"):
+            blk.fn(*args, *blk.params)
+    except Exception:  # noqa: BLE001 - the replay's first call compiles nothing more, it only costs more
+        return
+    blk.called = True
+    _WARMED.add(id(blk.fn))
 
 
 def _kinds(args: list) -> tuple:
