@@ -137,7 +137,9 @@ def test_a_program_calling_numpy_is_called_once_in_the_background(background, mo
     at the next, after its compile: the background job calls it once on zeros, so the first compiled
     replay pays nothing of it (its report counts no compile time) and leaves NumPy's values."""
     from jupyter_fuse import program
+    from jupyter_fuse.cache import PLAN_CACHE
 
+    PLAN_CACHE.clear()
     monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
     source = "for t in range(30):\n    x = np.maximum(W @ x, 0.1) * 0.5 + b\n"
     rng = np.random.default_rng(2)
@@ -154,7 +156,7 @@ def test_a_program_calling_numpy_is_called_once_in_the_background(background, mo
         if i == 1:
             assert jupyter_fuse.wait_for_compiles(timeout=300)
     assert "iterations of" in r.program and r.times["compile"] == 0, (r.program, r.times)
-    (entry,) = next(iter(__import__("jupyter_fuse.cache", fromlist=["PLAN_CACHE"]).PLAN_CACHE.cells.values()))
+    (entry,) = next(iter(PLAN_CACHE.cells.values()))
     assert all(blk.called for blk in entry.program.blocks) and cpu._WARMED
 
 
