@@ -36,8 +36,8 @@ from .ops import family
 
 MAX_KERNEL_OPS = 256  # beyond this a kernel is cut: compile time grows faster than the win
 # ... and beyond this many arrays read from memory: numba's compile time grows faster than linearly
-# with a kernel's array arguments (a loop's 80 steps each reading the last kernel's values: 180
-# arrays, 18 s a kernel), and a kernel reading that many saves little over two
+# with a kernel's array arguments (sir's loop, each step reading the last kernel's values, made
+# kernels of 180), and a kernel reading that many saves little over two
 MAX_KERNEL_READS = 32
 
 

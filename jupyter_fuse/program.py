@@ -41,8 +41,8 @@ HISTORY_MAX = 64
 # numba's compile time grows with the calls a function holds (about 10 ms each): a tape that does
 # not roll up (each step reads another slice) stays kernel by kernel past this many calls
 MAX_CALLS = 256
-# ... and faster than linearly with the arrays it takes and returns (a list of 200 values the cell
-# keeps: 6 s, 400: 70 s), past this many the tape stays kernel by kernel too
+# ... and faster than linearly with the arrays it takes and returns (one per step of a list of values
+# the cell keeps): past this many the tape stays kernel by kernel too
 MAX_ARRAYS = 128
 
 
@@ -332,8 +332,8 @@ def build(entry: Any, backend: Any) -> Program | None:
             blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
             arrays = len(blk.inputs) + len(blk.returns)
             if arrays > MAX_ARRAYS:
-                raise NotCompiled(f"a block of it takes and returns {arrays} arrays (values the cell keeps, one "
-                                  f"per step): compiling it would cost more than it saves, from {MAX_ARRAYS}")
+                raise NotCompiled(f"a block of it holds {arrays} arrays (values the cell keeps, one per step): "
+                                  f"compiling it would cost more than it saves, from {MAX_ARRAYS}")
             blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
                          for (v, _), (r, off, size) in zip(blk.outputs, roots)]
             _batch_checks(blk)
@@ -674,6 +674,8 @@ def _each(forms: list[list], blk: Block) -> dict[tuple[int, int], tuple[int, ...
     Histories' rows are not among them (a slice: another array type than a variable's)."""
     body = forms[1]
     each: dict[tuple[int, int], tuple[int, ...]] = {}
+    if all(f == body for f in forms[2:]):  # (the usual case, compared at once: a 10,000-step loop's forms)
+        return each
     for j, reads in enumerate(body):
         for pos, r in enumerate(reads):
             col = [f[j][pos] for f in forms]

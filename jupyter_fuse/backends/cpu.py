@@ -23,6 +23,7 @@ import shutil
 import sys
 import threading
 import time
+import weakref
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
@@ -344,16 +345,18 @@ def _load(source: str, reload: bool = False) -> ModuleType:
 
 
 WARM_TRAFFIC = 1 << 26  # bytes: a program whose launches may move more than this is not warmed
-_WARMED: set[int] = set()  # the programs (numba functions) called once already
+_WARMED: "weakref.WeakSet[Any]" = weakref.WeakSet()  # programs (numba functions) called once already
 
 
 def _warm(blk: Any) -> None:
     """Call a block's compiled program once on zeros, in the background, where it was compiled: numba's
-    first call of a function still costs 5-20 ms after its compile (its object-mode calls' set-up), which
-    the first compiled replay paid. The program writes only arrays it allocates or is given (zeros here);
-    a call that raises (a NumPy library op on zeros: a singular matrix) leaves the first call to the replay."""
-    if blk.called or id(blk.fn) in _WARMED:  # (blocks of one structure share one function: warmed once)
-        blk.called = blk.called or id(blk.fn) in _WARMED
+    first call of a function still costs milliseconds after its compile (its object-mode calls' set-up),
+    which the first compiled replay paid. The program writes only arrays it allocates or is given (zeros
+    here); a call that raises (a NumPy library op on zeros: a singular matrix) leaves the first call to
+    the replay. Blocks of one structure share one function: it is called once."""
+    if blk.fn in _WARMED:
+        blk.called = True
+    if blk.called:
         return
     if sum((e.get("bytes_read", 0) + e.get("bytes_written", 0)) * n for e, n in blk.launches) > WARM_TRAFFIC:
         return
@@ -364,7 +367,7 @@ def _warm(blk: Any) -> None:
     except Exception:  # noqa: BLE001 - the replay's first call compiles nothing more, it only costs more
         return
     blk.called = True
-    _WARMED.add(id(blk.fn))
+    _WARMED.add(blk.fn)
 
 
 def _kinds(args: list) -> tuple:

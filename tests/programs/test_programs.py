@@ -153,45 +153,48 @@ def test_blocks_of_one_structure_share_one_compiled_function(monkeypatch):
     assert len(blocks) >= 12 and len({id(b.fn) for b in blocks}) <= 3, len({id(b.fn) for b in blocks})
 
 
+def _compiled_replay(monkeypatch, setup, source: str, reset, **limits):
+    """The cell traced once, then replayed twice from ``reset`` state with every tape compiled (the
+    launch threshold off, ``limits`` set on ``program``): both replays must be plan-cache hits that
+    leave what NumPy leaves; returns the last report."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    for name, value in limits.items():
+        monkeypatch.setattr(program_mod, name, value)
+    twin = Twin(setup, backend="cpu")
+    twin.run(source)
+    for _ in range(2):
+        twin.change(reset)
+        r = twin.run(source)
+        assert r.cache == "hit", r.miss_reasons
+    return r, twin
+
+
 def test_a_print_after_a_call_reads_values_an_earlier_block_made(monkeypatch):
     """``print(v.mean(), v[v > 0.5][0])``: the mean is made in the block before the boolean index (a
     call outside the trace), the print is deferred into the block after it: the first block hands
     the mean back (it was lost: a KeyError, and the replay traced instead)."""
-    from jupyter_fuse import program as program_mod
-
-    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
-    source = "v = x * 2\nprint(v.mean(), v[v > 0.5][0])\n"
-    twin = Twin(lambda: {"np": np, "x": np.linspace(0, 1, 10)}, backend="cpu")
-    twin.run(source)
-    for _ in range(2):
-        twin.change(lambda ns: ns.update(x=np.linspace(0, 1, 10)))
-        r = twin.run(source)
-        assert r.cache == "hit" and "compiled: " in r.program, (r.program, r.program_note)
+    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "x": np.linspace(0, 1, 10)},
+                            "v = x * 2\nprint(v.mean(), v[v > 0.5][0])\n",
+                            lambda ns: ns.update(x=np.linspace(0, 1, 10)))
+    assert "compiled: " in r.program, (r.program, r.program_note)
 
 
 def test_a_kernel_after_a_rolled_loop_reads_an_earlier_iterations_value(monkeypatch):
     """The partitioner puts the column writes after the loop that computes ``v``: each reads one
     iteration's ``v``, which the compiled loop keeps as a row of its history (the program read a
     variable it never defined: a KeyError, and the replay ran kernel by kernel)."""
-    from jupyter_fuse import program as program_mod
-
-    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
-    source = "for it in range(4):\n    v = v / (v * v).sum()\n    B[:, it] = v[:4]\n"
-    twin = Twin(lambda: {"np": np, "v": np.linspace(1, 2, 6), "B": np.zeros((4, 4))}, backend="cpu")
-    twin.run(source)
-    for _ in range(2):
-        twin.change(lambda ns: ns.update(v=np.linspace(1, 2, 6), B=np.zeros((4, 4))))
-        r = twin.run(source)
-        assert r.cache == "hit" and "iterations of" in r.program, (r.program, r.program_note)
+    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "v": np.linspace(1, 2, 6), "B": np.zeros((4, 4))},
+                            "for it in range(4):\n    v = v / (v * v).sum()\n    B[:, it] = v[:4]\n",
+                            lambda ns: ns.update(v=np.linspace(1, 2, 6), B=np.zeros((4, 4))))
+    assert "iterations of" in r.program, (r.program, r.program_note)
 
 
 def test_a_loop_that_keeps_every_step_in_a_list_rolls_up(monkeypatch):
     """``rows.append(cells)`` each step (a rule-30 automaton): every iteration's array is read after the
     loop, so the compiled loop keeps them as rows of one history, however large a row (it unrolled
     past 64 elements: thousands of calls, replayed kernel by kernel)."""
-    from jupyter_fuse import program as program_mod
-
-    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
     source = ("rows = [cells]\n"
               "for t in range(12):\n"
               "    left = np.roll(cells, 1)\n"
@@ -200,12 +203,9 @@ def test_a_loop_that_keeps_every_step_in_a_list_rolls_up(monkeypatch):
               "grid = np.vstack(rows)\n")
     c0 = np.zeros(101, np.uint8)
     c0[50] = 1
-    twin = Twin(lambda: {"np": np, "cells": c0.copy()}, backend="cpu")
-    twin.run(source)
-    for _ in range(2):
-        twin.change(lambda ns: ns.update(cells=c0.copy()))
-        r = twin.run(source)
-        assert r.cache == "hit" and "iterations of" in r.program, (r.program, r.program_note)
+    r, twin = _compiled_replay(monkeypatch, lambda: {"np": np, "cells": c0.copy()}, source,
+                               lambda ns: ns.update(cells=c0.copy()))
+    assert "iterations of" in r.program, (r.program, r.program_note)
     rows = twin.fused["rows"]
     assert all(np.array_equal(a, b) for a, b in zip(rows, twin.plain["rows"])) and len(rows) == 13
     rows[3][:] = 7  # each row its own array, as NumPy's: writing one leaves the others alone
@@ -216,52 +216,37 @@ def test_a_loop_over_indices_from_data_rolls_up_with_a_table_of_offsets(monkeypa
     """``for i in order: x[i] = ...`` with ``order`` a shuffled list: each step's kernel is the same,
     at offsets that do not move by one step; the compiled loop reads them from a table (it did not
     roll: one call per step, and past 256 of them the replay ran kernel by kernel)."""
-    from jupyter_fuse import program as program_mod
-
-    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
     source = ("for i in order:\n"
               "    x[i] = 0.5 * (x[i - 1] + x[i + 1]) + 0.25 * x[i]\n"
               "total = x.sum()\n")
     order = [int(i) for i in np.random.default_rng(5).permutation(np.arange(1, 39))]
     x0 = np.random.default_rng(6).random(40)
-    twin = Twin(lambda: {"np": np, "x": x0.copy(), "order": order}, backend="cpu")
-    twin.run(source)
-    for _ in range(2):
-        twin.change(lambda ns: ns.update(x=x0.copy()))
-        r = twin.run(source)
-        assert r.cache == "hit" and "37 iterations of (k1)" in r.program, (r.program, r.program_note)
+    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "x": x0.copy(), "order": order}, source,
+                            lambda ns: ns.update(x=x0.copy()))
+    assert "37 iterations of (k1)" in r.program, (r.program, r.program_note)
+
+
+SUMS = "sums = []\nfor t in range(20):\n    x = x * 0.9 + 0.1\n    sums.append(x.sum())\nS = np.array(sums)\n"
+
+
+def _sums_setup() -> dict:
+    return {"np": np, "x": np.linspace(0.0, 1.0, 8)}
+
+
+def _sums_reset(ns: dict) -> None:
+    ns.update(x=np.linspace(0.0, 1.0, 8))
 
 
 def test_copies_of_each_steps_own_value_roll_up(monkeypatch):
     """``np.array(sums)`` of a value each step made: the copies read another variable each, which
     the compiled loop reads from a tuple of them (they did not roll: a call per value)."""
-    from jupyter_fuse import program as program_mod
-
-    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
-    source = ("sums = []\n"
-              "for t in range(20):\n"
-              "    x = x * 0.9 + 0.1\n"
-              "    sums.append(x.sum())\n"
-              "S = np.array(sums)\n")
-    twin = Twin(lambda: {"np": np, "x": np.linspace(0.0, 1.0, 8)}, backend="cpu")
-    twin.run(source)
-    for _ in range(2):
-        twin.change(lambda ns: ns.update(x=np.linspace(0.0, 1.0, 8)))
-        r = twin.run(source)
-        assert r.cache == "hit" and "20 iterations of" in r.program, (r.program, r.program_note)
+    r, _ = _compiled_replay(monkeypatch, _sums_setup, SUMS, _sums_reset)
+    assert "20 iterations of" in r.program, (r.program, r.program_note)
 
 
 def test_a_block_of_many_arrays_replays_kernel_by_kernel_and_says_why(monkeypatch):
     """numba's compile time grows faster than linearly with the arrays a function takes and returns:
     past ``MAX_ARRAYS`` the tape is not compiled, and the report says so."""
-    from jupyter_fuse import program as program_mod
+    r, _ = _compiled_replay(monkeypatch, _sums_setup, SUMS, _sums_reset, MAX_ARRAYS=10)
+    assert not r.program and "arrays" in r.program_note and "from 10" in r.program_note, r.program_note
 
-    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
-    monkeypatch.setattr(program_mod, "MAX_ARRAYS", 10)
-    source = "sums = []\nfor t in range(20):\n    x = x * 0.9 + 0.1\n    sums.append(x.sum())\nS = np.array(sums)\n"
-    twin = Twin(lambda: {"np": np, "x": np.linspace(0.0, 1.0, 8)}, backend="cpu")
-    twin.run(source)
-    twin.change(lambda ns: ns.update(x=np.linspace(0.0, 1.0, 8)))
-    r = twin.run(source)
-    assert r.cache == "hit" and not r.program and "arrays" in r.program_note and "from 10" in r.program_note, \
-        r.program_note
