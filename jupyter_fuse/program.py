@@ -41,8 +41,8 @@ HISTORY_MAX = 64
 # numba's compile time grows with the calls a function holds (about 10 ms each): a tape that does
 # not roll up (each step reads another slice) stays kernel by kernel past this many calls
 MAX_CALLS = 256
-# ... and faster than linearly with the arrays it takes and returns (one per step of a list of values
-# the cell keeps): past this many the tape stays kernel by kernel too
+# ... and faster than linearly with the arrays it takes, returns and puts in tuples (one per step of
+# a list of values the cell keeps): past this many the tape stays kernel by kernel too
 MAX_ARRAYS = 128
 
 
@@ -330,7 +330,7 @@ def build(entry: Any, backend: Any) -> Program | None:
                                   f"compiling them would cost more than it saves, from {MAX_CALLS}")
             roots = [_root(blk, v) for v, _ in blk.outputs]
             blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
-            arrays = len(blk.inputs) + len(blk.returns)
+            arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts)
             if arrays > MAX_ARRAYS:
                 raise NotCompiled(f"a block of it holds {arrays} arrays (values the cell keeps, one per step): "
                                   f"compiling it would cost more than it saves, from {MAX_ARRAYS}")
@@ -406,6 +406,17 @@ def checks_hold(blk: Block, got: tuple) -> bool:
         if now.tobytes() != expected.tobytes():  # (as bits: faster than np.array_equal on a few values)
             return False
     return True
+
+
+def _tupled(units: list[Any]) -> int:
+    """Arrays the program puts in tuples (a loop reading another variable each iteration): numba's
+    compile time grows with them as with its arguments."""
+    total = 0
+    for u in units:
+        if isinstance(u, Loop):
+            total += _tupled([b for b, _ in u.body])
+            total += sum(len(r[1]) for _, reads in u.body for r in reads if r[0] == "each")
+    return total
 
 
 def _calls(units: list[Any]) -> int:

@@ -250,3 +250,11 @@ def test_a_block_of_many_arrays_replays_kernel_by_kernel_and_says_why(monkeypatc
     r, _ = _compiled_replay(monkeypatch, _sums_setup, SUMS, _sums_reset, MAX_ARRAYS=10)
     assert not r.program and "arrays" in r.program_note and "from 10" in r.program_note, r.program_note
 
+
+def test_the_arrays_a_loop_reads_from_a_tuple_count_toward_the_bound(monkeypatch):
+    """The values of every step copied into an array the cell keeps, the list itself dropped: the
+    block neither takes nor returns them, but its loop reads them from a tuple of 20 arrays, which
+    numba compiles as slowly as 20 arguments (a 10,000-step loop: a tuple of 10,000)."""
+    source = SUMS + "del sums\n"
+    r, _ = _compiled_replay(monkeypatch, _sums_setup, source, _sums_reset, MAX_ARRAYS=20)
+    assert not r.program and "arrays" in r.program_note, (r.program, r.program_note)
