@@ -18,6 +18,7 @@ background is idle (a benchmark's "kernels compiled" runs, a test of this module
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import queue
 import threading
@@ -73,6 +74,10 @@ def cell_running() -> _CellRunning:
 
 
 def _worker() -> None:
+    """Runs the jobs one by one, each only while no cell runs. After the last queued job it collects
+    garbage: a numba compile leaves tens of thousands of objects that survive into Python's oldest
+    generation, so the next full collection (100-200 ms with numba's objects alive) would otherwise
+    fall inside a later cell, often the first compiled replay; here it falls between cells."""
     while True:
         job = _QUEUE.get()
         if job is None:
@@ -81,6 +86,8 @@ def _worker() -> None:
             _IDLE.wait_for(lambda: _CELLS[0] == 0)
         try:
             job.work()
+            if _QUEUE.empty():
+                gc.collect()  # numba's garbage: see ``_worker``'s docstring
         except BaseException as e:  # noqa: BLE001 - kept for the launch that asks (it compiles again, in sight)
             job.error = e
         finally:

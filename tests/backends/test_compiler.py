@@ -169,6 +169,20 @@ def test_no_compile_starts_while_a_cell_runs():
     assert job.done.wait(30) and started.is_set()
 
 
+def test_garbage_is_collected_after_the_last_queued_job_before_it_is_done(monkeypatch):
+    """A compile's leftovers are collected in the background, once per batch, before ``wait`` returns:
+    else Python's next full collection falls inside a later cell (the first compiled replay)."""
+    collected: list[int] = []
+    monkeypatch.setattr(compiler.gc, "collect", lambda: collected.append(compiler._QUEUE.qsize()))
+    gate = threading.Event()
+    with compiler.cell_running():  # both jobs queue before either starts
+        first = compiler.submit(("test", object()), lambda: gate.wait(30))
+        second = compiler.submit(("test", object()), lambda: None)
+    gate.set()
+    assert first.done.wait(30) and second.done.wait(30)
+    assert collected == [0]  # once, after the second: not while a job was still queued
+
+
 def test_a_failed_background_compile_is_kept_for_the_launch_that_asks():
     def broken() -> None:
         raise RuntimeError("numba failed")
