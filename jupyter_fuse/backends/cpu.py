@@ -36,7 +36,8 @@ from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import family, render_key
 from ..fperrors import errors_raise
-from .cpu_render import SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, render
+from .cpu_render import (SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, rebind, render, source_params,
+                         structure)
 from .cpu_single import single_call
 from .numpy import execute_plan, kernel_entry, numpy_launcher, resolve, run_on_numpy
 
@@ -68,7 +69,7 @@ class CpuBackend:
 
     def __init__(self) -> None:
         self._supported: dict[tuple, str | None] = {}
-        self._rendered: dict[tuple, Rendered] = {}
+        self._rendered: dict[tuple, tuple[Rendered, list[Node]]] = {}  # structure -> (rendered, its nodes)
         self._programs: dict[tuple, tuple[Any, dict]] = {}  # a block's source and kernels -> its function
         self._jobs: dict[tuple[str, bool], Any] = {}  # kernel source -> its background compile (None: none)
 
@@ -81,7 +82,7 @@ class CpuBackend:
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
         # asked for every op a graph holds: the answer is cached on what decides it (the key holds every dtype)
-        key = (node.op, node.params, node.dtype, node.shape == (),
+        key = (node.op, source_params(node), node.dtype, node.shape == (),
                *[(a.dtype, type(a.params[1])) if a.op == "const" else a.dtype for a in node.args], *render_key(node))
         try:
             return self._supported[key]
@@ -240,16 +241,17 @@ class CpuBackend:
         _warm(blk)
 
     def _render(self, kernel: Kernel) -> Rendered:
-        """Rendering is pure: a kernel of the same nodes (hash-consed) renders the same source."""
-        key = (kernel.kind, kernel.shape, kernel.axes, tuple(kernel.nodes), tuple(kernel.outputs),
-               tuple(kernel.phase[n] for n in kernel.nodes))
+        """Rendering is pure: a kernel of the same structure (``structure``) renders the same source."""
+        key, order = structure(kernel)
+        if key is None:
+            return render(kernel)
         got = self._rendered.get(key)
         if got is None:
-            got = self._rendered[key] = render(kernel)
+            got = self._rendered[key] = (render(kernel), order)
             if len(self._rendered) > 4096:  # a bound: forget the oldest
                 with contextlib.suppress(RuntimeError, StopIteration, KeyError):  # (a background build renders too)
                     self._rendered.pop(next(iter(self._rendered)))
-        return got
+        return rebind(got[0], got[1], order)
 
     # -- compiling ---------------------------------------------------------------------
     def _compiling(self, rendered: Rendered, parallel: bool, args: list) -> Any:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -648,6 +648,59 @@ def render(kernel: Kernel) -> Rendered:
                     [ctx.flat.get(j) for j in range(len(ctx.reads))], ctx.dst)
 
 
+def structure(kernel: Kernel) -> tuple[tuple | None, list[Node]]:
+    """What ``render`` reads of a kernel, by structure, not identity: (a key, or None when a parameter
+    is unhashable; the nodes it numbers: the kernel's own, then those it reads). Two kernels with one
+    key render to one source; ``rebind`` moves the first one's ``Rendered`` onto the second's nodes.
+    A loop whose chunks plan apart (``traj[i] = state`` writes another row each chunk) thus renders
+    each distinct kernel once, not each kernel of each chunk. Constants are keyed by value (an integer
+    power's exponent is part of the source); a read by its dtype, shape and layout and its storage's
+    (``views.element_layout``: its offset and strides in memory)."""
+    own = {n: i for i, n in enumerate(kernel.nodes)}
+    order = list(kernel.nodes)
+    ext: list[tuple] = []
+
+    def ref(a: Node) -> int:
+        i = own.get(a)
+        if i is None:
+            i = own[a] = len(order)
+            order.append(a)
+            if a.op == "const":
+                ext.append(("const", a.params, a.dtype))
+            else:  # (an input's slot, a view's index: told by where it lies, not kept in the source)
+                s = a.storage()
+                ext.append(("read", a.dtype, a.shape, a.layout, own[s] if s in own else (s.dtype, s.shape, s.layout)))
+        return i
+
+    nodes = tuple((n.op, source_params(n), n.dtype, n.shape, n.layout, tuple([ref(a) for a in n.args]),
+                   kernel.phase.get(n), kernel.stage.get(n)) for n in kernel.nodes)
+    key = (kernel.kind, kernel.shape, kernel.axes, nodes, tuple([own[o] for o in kernel.outputs]), tuple(ext))
+    try:
+        hash(key)
+    except TypeError:
+        return None, order
+    return key, order
+
+
+def rebind(r: Rendered, old: list[Node], new: list[Node]) -> Rendered:
+    """``r``, rendered for the kernel whose ``structure`` numbered ``old``, for the one numbering ``new``."""
+    if old == new:
+        return r
+    to = dict(zip(old, new))
+
+    def move(n: Node) -> Node:
+        got = to.get(n)
+        if got is not None:
+            return got
+        return _param(move(n.args[0]), n.params[0]) if n.op == "param" else n
+
+    dst = r.dst
+    if dst is not None:  # (one assignment a kernel: its region's offset is this kernel's)
+        dst = region(next(n for n in new if n.op == "setitem"))
+    return replace(r, params=[(move(n), d) for n, d in r.params], reads=[(move(n), s) for n, s in r.reads],
+                   outputs=[move(n) for n in r.outputs], dst=dst)
+
+
 def _read_args(j: int, flat: tuple | None) -> list[str]:
     return [f"in{j}"] + ([f"o{j}"] + [f"t{j}_{d}" for d in flat[2]] if flat is not None else [])
 
@@ -828,14 +881,27 @@ def _dst_index(ctx: _Ctx, node: Node, var: Callable[[int], str]) -> str:
     (C, or the Fortran order a write into a Fortran-ordered input keeps: the assignment's layout; the
     launcher copies it so, or writes into such a result in place), at the region's offset and strides;
     strides other than 0 and an innermost 1 are arguments, as for reads."""
-    storage, chain = node.args[0], node.params[0]
-    shape, (offset, strides) = views.geometry(storage.dtype, storage.shape, node.layout, chain)
+    ctx.dst = region(node)
+    strides, runtime = ctx.dst[1], ctx.dst[2]
+    terms = ["od"] + [var(d) if d not in runtime else f"{var(d)} * td_{d}" for d, t in enumerate(strides) if t != 0]
+    return "np.uint64(" + " + ".join(terms) + ")"
+
+
+def region(node: Node) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """An assignment's region in its destination's flat storage: (offset, strides, dims whose stride
+    is an argument), in elements."""
+    storage = node.args[0]
+    _, (offset, strides) = views.geometry(storage.dtype, storage.shape, node.layout, node.params[0])
     item = storage.dtype.itemsize
     strides = tuple(st // item for st in strides)
     runtime = tuple(d for d, t in enumerate(strides) if t != 0 and not (t == 1 and d == len(strides) - 1))
-    ctx.dst = (offset // item, strides, runtime)
-    terms = ["od"] + [var(d) if d not in runtime else f"{var(d)} * td_{d}" for d, t in enumerate(strides) if t != 0]
-    return "np.uint64(" + " + ".join(terms) + ")"
+    return offset // item, strides, runtime
+
+
+def source_params(node: Node) -> tuple:
+    """The parameters of ``node`` its kernel's source depends on: an assignment's region by its
+    strides, not its offset (an argument, ``od``: ``traj[i] = state`` is one source for every ``i``)."""
+    return ("region", node.params[1], region(node)[1]) if node.op == "setitem" else node.params
 
 
 def _loops(nd: int, inner: list[str], lines: list[str]) -> list[str]:

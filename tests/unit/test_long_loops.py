@@ -64,6 +64,27 @@ def test_chunks_share_kernels_on_the_cpu_backend(monkeypatch):
     assert r.kernels >= 100 and len(r.kernel_list) <= 4, [k["name"] for k in r.kernel_list]
 
 
+def test_chunks_writing_other_rows_render_each_kernel_once(monkeypatch):
+    """``traj[i] = state`` writes another row each step, so no two chunks have one plan; their kernels
+    still have one structure each (an input's slot and a row's offset are arguments, not source): each
+    renders once, and every chunk's kernels read and write their own arrays and rows."""
+    from jupyter_fuse.backends import cpu
+
+    forget_rendered()
+    rendered: list[str] = []
+    real = cpu.render
+    monkeypatch.setattr(cpu, "render", lambda k: rendered.append(k.kind) or real(k))
+    monkeypatch.setattr(session, "BOUND", 40)
+    source = ("traj = np.zeros((n, 3))\nfor i in range(n):\n    state = state * 0.5 + np.sin(state)\n"
+              "    traj[i] = state\n")
+    ns, ref = ({"np": np, "state": np.array([0.1, 0.2, 0.3]), "n": 300} for _ in range(2))
+    r = jupyter_fuse.run_cell(source, ns, backend="cpu", cache=False)
+    exec(source, ref)
+    np.testing.assert_array_equal(ns["traj"], ref["traj"])
+    np.testing.assert_array_equal(ns["state"], ref["state"])
+    assert r.kernels >= 300 and len(rendered) <= 12, rendered
+
+
 def test_chunks_start_at_one_point_of_the_loop(monkeypatch):
     """A flush waits for the point of the loop body the chunk started after: every chunk has one
     structure, so after the first few nothing is planned again."""
