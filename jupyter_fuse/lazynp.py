@@ -637,7 +637,9 @@ def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | None:
             for _, x in parts):  # numbers (an ODE's right-hand side): one elementwise select, which fuses
         # with what computes them and what reads the vector (assignments one by one cut a kernel each)
         iota = arange(len(parts))
-        vals = [x.astype(proto.dtype) if isinstance(x, LazyArray) else proto[idx] for idx, x in parts]
+        # (a part of the vector's dtype is selected as it is: a copy would be one more op to trace and plan)
+        vals = [(x if x.dtype == proto.dtype else x.astype(proto.dtype)) if isinstance(x, LazyArray) else proto[idx]
+                for idx, x in parts]
         out = vals[-1]
         for i in reversed(range(len(vals) - 1)):
             out = where(iota == i, vals[i], out)
