@@ -44,7 +44,12 @@ from .numpy import execute_plan, kernel_entry, numpy_launcher, resolve, run_on_n
 RAISE = "np.errstate/np.seterr asks for errors to raise: NumPy's own loops check them, compiled kernels do not"
 COMPILING = ("numba compiles it in the background (a small kernel's first run does not wait): NumPy ran it "
              "meanwhile")
-PARALLEL_MIN = 1 << 16  # below this many loop iterations threads cost more than they save
+# Threads only for kernels of this much work (elements times ops: a memory-bound kernel of 2 ops over
+# 8M elements takes about 6 ms on one core). numba's threads wait for each other, and a parallel kernel
+# launched while OpenBLAS's threads still spin after a matmul (for 0.1-0.3 s) waits for a core: 4-8 ms at
+# any size on 2 cores, while threads save under half of a memory-bound kernel's time (bench/threads.py:
+# 90,000 elements 0.05 ms either way alone, 3.8 ms parallel after a matmul; cosine_sim's row argmax)
+PARALLEL_WORK = 1 << 24
 PROGRESS_AFTER = 0.5  # seconds of compiling before we say so
 
 
@@ -125,7 +130,7 @@ class CpuBackend:
                 raise
             return lambda values, report: run_on_numpy(kernel, values, report, f"could not render: {e}", plan.inplace)
         size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
-        parallel = size >= PARALLEL_MIN and self._numba.get_num_threads() > 1
+        parallel = size * len(kernel.nodes) >= PARALLEL_WORK and self._numba.get_num_threads() > 1
         params = [param_value(node, dtype) for node, dtype in rendered.params]
         extra = [self._numba.get_num_threads() if parallel else 1] if rendered.needs_threads else []
         compiled: list[Any] = []  # the entry point, once known
@@ -191,7 +196,7 @@ class CpuBackend:
         except CannotRender:
             return None
         size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
-        parallel = size >= PARALLEL_MIN and self._numba.get_num_threads() > 1
+        parallel = size * len(kernel.nodes) >= PARALLEL_WORK and self._numba.get_num_threads() > 1
         module = _load(rendered.source)
         args: list[tuple] = [("const", int(d)) for d in kernel.shape]
         args += [("param", param_value(node, dtype)) for node, dtype in rendered.params]

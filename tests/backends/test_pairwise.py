@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from jupyter_fuse.backends import cpu
 from jupyter_fuse.runner import run_cell
 
 SIZES = [0, 1, 7, 8, 9, 127, 128, 129, 255, 256, 1000, 8191, 8192, 8193, 20000]
@@ -143,12 +144,15 @@ def test_var_std(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_parallel_full_reduction(dtype):
-    """Large enough for threads: leaves and subtrees in parallel, combined in NumPy's tree order."""
+def test_parallel_full_reduction(dtype, monkeypatch):
+    """Threads (their bound lowered to these sizes): leaves and subtrees in parallel, combined in NumPy's
+    tree order."""
+    monkeypatch.setattr(cpu, "PARALLEL_WORK", 1 << 16)
     x, y = _data(300001, dtype, 1), _data(300001, dtype, 2)
-    _check("s = (x * y).sum()\nm = x.mean()\nv = y.var()\nmx = x.max()", x=x, y=y)
+    rep = _check("s = (x * y).sum()\nm = x.mean()\nv = y.var()\nmx = x.max()", x=x, y=y)
     x2, y2 = _data((700, 450), dtype, 3), _data((700, 450), dtype, 4)
-    _check("s = float(((x2 - y2) ** 2).sum())\nm = x2.mean()\nsd = y2.std()", x2=x2, y2=y2)
+    rep2 = _check("s = float(((x2 - y2) ** 2).sum())\nm = x2.mean()\nsd = y2.std()", x2=x2, y2=y2)
+    assert all(k.get("parallel") for k in rep.kernel_list + rep2.kernel_list if k.get("source"))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

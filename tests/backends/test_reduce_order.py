@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from harness import check
 
+from jupyter_fuse.backends import cpu
 from jupyter_fuse.backends.cpu_render import COLUMNS_MARK
 from jupyter_fuse.runner import run_cell
 
@@ -209,13 +210,14 @@ def test_float32_column_sums_are_numpys_bits(shape, axis):
         assert np.array_equal(got, exp, equal_nan=True), f"{name}: {np.flatnonzero(got != exp)[:5]} differ"
 
 
-def test_float32_sums_in_parallel_chunks_are_numpys_bits():
-    """Large enough for threads: chunks of the kept axes, each streaming every row."""
+def test_float32_sums_in_parallel_chunks_are_numpys_bits(monkeypatch):
+    """Threads (their bound lowered to these sizes): chunks of the kept axes, each streaming every row."""
+    monkeypatch.setattr(cpu, "PARALLEL_WORK", 1 << 16)
     x = _data((400, 1000), np.float32, seed=3)
     x3 = _data((30, 200, 300), np.float32, seed=4)
     ns = {"np": np, "x": x, "x3": x3}
     rep = run_cell("a = x.sum(axis=0)\nb = x3.sum(axis=1)\nc = x3.mean(axis=0)", ns, backend="cpu", cache=False)
-    assert all(COLUMNS_MARK in k["source"] for k in rep.kernel_list if k.get("source"))
+    assert all(COLUMNS_MARK in k["source"] and k["parallel"] for k in rep.kernel_list if k.get("source"))
     assert np.array_equal(ns["a"], x.sum(axis=0))
     assert np.array_equal(ns["b"], x3.sum(axis=1))
     assert np.array_equal(ns["c"], x3.mean(axis=0))
