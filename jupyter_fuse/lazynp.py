@@ -791,6 +791,29 @@ FUNCS: dict[str, Callable] = {
 }
 
 
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    if not isinstance(a, LazyArray):
+        raise Unsupported("not a lazy array")
+    return a.diagonal(offset, axis1, axis2)
+
+
+def diag(v: Any, k: int = 0) -> Any:
+    """``np.diag`` of a 2-D array is its diagonal (a view); of a 1-D one a new matrix (run as NumPy)."""
+    if not isinstance(v, LazyArray) or v.ndim != 2:
+        raise Unsupported("np.diag builds a matrix")
+    return v.diagonal(k)
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None) -> Any:
+    """The sum of a diagonal, as NumPy's ``trace`` adds it (an ``add.reduce`` of the diagonal)."""
+    if not isinstance(a, LazyArray) or a.ndim != 2 or out is not None:
+        raise Unsupported("np.trace of this array")
+    return a.diagonal(offset, axis1, axis2).sum(dtype=dtype)
+
+
+FUNCS.update(diagonal=diagonal, diag=diag, trace=trace)
+
+
 SUBMODULE_FUNCS: dict[str, dict[str, Callable]] = {"linalg": {"norm": norm}}  # np.linalg.norm
 
 

@@ -923,6 +923,23 @@ class LazyArray:
         target._write(node)
 
     # -- views -------------------------------------------------------------------------
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> "LazyArray":
+        """NumPy's read-only view of a diagonal (``np.diag(P)`` in a Kalman step), traced for a C-ordered
+        2-D array: a step of the view chain that strides through its memory (row stride + 1). Other
+        arrays, axes and layouts run as NumPy."""
+        try:
+            plain = self.ndim == 2 and normalize_axis_tuple((axis1, axis2), 2) == (0, 1)
+        except (TypeError, ValueError):  # (NumPy says what is wrong with them)
+            plain = False
+        if not plain or self.scalar or not self._ghost().flags.c_contiguous:
+            from .lazynp import eager_method
+
+            return eager_method(self, "diagonal")(offset, axis1, axis2)
+        offset, (rows, cols), item = operator.index(offset), self.shape, self.dtype.itemsize
+        size = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+        start = (offset if offset >= 0 else -offset * cols) * item if size else 0
+        return self._view("asstrided", (start, (size,), ((cols + 1) * item,)), writeable=False)
+
     @property
     def T(self) -> "LazyArray":
         return self.transpose()
