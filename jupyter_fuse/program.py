@@ -122,6 +122,7 @@ class Block:
     later: set[Node] = field(default_factory=set)  # nodes read after the block (its outputs besides syncs')
     check_only: int = 0  # outputs (the last ones) only batched syncs read: stored when a check fails
     deferred: list[tuple] = field(default_factory=list)  # syncs and prints, checked after the block ran
+    steps: list[tuple] = field(default_factory=list)  # the tape's steps it was made of, in order
     names: dict[Node, int] = field(default_factory=dict)  # instance node -> the variable holding it
     launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
     source: str = ""
@@ -133,8 +134,9 @@ class Block:
 class Program:
     """A tape as blocks and Python steps; ``run`` is what a replay calls instead of walking the tape."""
 
-    def __init__(self, actions: list[tuple]) -> None:
+    def __init__(self, actions: list[tuple], notes: list[str] | None = None) -> None:
         self.actions = actions  # ("block", Block) | a tape step run as before
+        self.notes = notes or []  # why some blocks run kernel by kernel
 
     @property
     def blocks(self) -> list[Block]:
@@ -151,9 +153,11 @@ class Program:
         for a in self.actions:
             if a[0] == "block":
                 out.append(f"compiled: {describe_units(a[1].parts)}")
+            elif a[0] == "eval":
+                out.append(f"kernel by kernel: {', '.join(a[4])}")
             elif not out or not out[-1].startswith(f"python: {a[0]}"):
                 out.append(f"python: {a[0]}")
-        return "; ".join(_repeats(out))
+        return "; ".join(_repeats(out)) + "".join(f" ({note})" for note in self.notes)
 
 
 def _repeats(items: list[str]) -> list[str]:
@@ -233,6 +237,7 @@ class _Builder:
             return
         if self.block is None:
             self.block = Block()
+        self.block.steps.append(step)
         frame = tmpl.frame
         local: dict[Node, Node] = {frame[i]: n for i, n in zip(tmpl.leaves, leaves)}
         local.update({frame[i]: n for i, (n, _) in zip(tmpl.outs, outs)})
@@ -275,6 +280,7 @@ class _Builder:
             self.actions.append(step)
         else:
             self.block.deferred.append(step)
+            self.block.steps.append(step)
 
     def finish(self) -> list[tuple]:
         self.close()
@@ -320,25 +326,40 @@ def build(entry: Any, backend: Any) -> Program | None:
     if not any(a[0] == "block" for a in actions):
         raise NotCompiled(f"no kernel in it can be called from compiled code ({b.first_refusal})")
     _outputs(actions, effects_reads)
+    kept: list[tuple] = []
+    notes: list[str] = []
     for a in actions:
         if a[0] == "block":
             blk = a[1]
-            blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
-            calls = _calls(blk.parts)
-            if calls > MAX_CALLS:
-                raise NotCompiled(f"rolled up, it still makes {calls} kernel calls (the steps differ): "
-                                  f"compiling them would cost more than it saves, from {MAX_CALLS}")
-            roots = [_root(blk, v) for v, _ in blk.outputs]
-            blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
-            arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts)
-            if arrays > MAX_ARRAYS:
-                raise NotCompiled(f"a block of it holds {arrays} arrays (values the cell keeps, one per step): "
-                                  f"compiling it would cost more than it saves, from {MAX_ARRAYS}")
+            refused = _refused(blk)
+            if refused:  # this block's steps run as the tape has them (they store every value they make)
+                notes.append(refused)
+                kept += blk.steps
+                continue
             blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
-                         for (v, _), (r, off, size) in zip(blk.outputs, roots)]
+                         for (v, _), (r, off, size) in zip(blk.outputs, [_root(blk, v) for v, _ in blk.outputs])]
             _batch_checks(blk)
             _launches(blk)
-    return Program(actions)
+        kept.append(a)
+    if not any(a[0] == "block" for a in kept):
+        raise NotCompiled("; ".join(dict.fromkeys(notes)))
+    return Program(kept, list(dict.fromkeys(notes)))
+
+
+def _refused(blk: Block) -> str:
+    """Rolls the block's loops up; why it is not compiled (numba's compile time grows faster than
+    linearly with its calls and arrays), or "" when it is."""
+    blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
+    calls = _calls(blk.parts)
+    if calls > MAX_CALLS:
+        return (f"a block rolled up still makes {calls} kernel calls (the steps differ): compiling them would "
+                f"cost more than it saves, from {MAX_CALLS}")
+    blk.returns = list(dict.fromkeys(_root(blk, v)[0] for v, _ in blk.outputs))
+    arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts)
+    if arrays > MAX_ARRAYS:
+        return (f"a block of it holds {arrays} arrays (values the cell keeps, one per step): compiling it "
+                f"would cost more than it saves, from {MAX_ARRAYS}")
+    return ""
 
 
 def _batch_checks(blk: Block) -> None:
