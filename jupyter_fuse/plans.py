@@ -12,11 +12,18 @@ Plans are keyed by everything they depend on: the op graph (ops, params, dtypes,
 which nodes are wanted and which stay alive, the cell lines (reports name them), the constants
 (some are rendered into kernel source), which leaves an earlier sync computed (cut reasons name
 it), the backend and the partitioner's options.
+
+A view or an assignment is keyed by where it lies relative to the first one in the same memory
+(``traj[i] = state`` in a loop: each chunk writes other rows, at the same offsets from its first):
+the partitioner reads only those relations (does a read overlap a write?), so a graph that differs
+from a template's only in where its views lie gets the template's plan moved onto its own nodes
+(``Template.moved``) instead of a partition of its own.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any, Callable
 
 from . import fuse
@@ -30,10 +37,10 @@ class Template:
     dependency order; ``leaves`` are the positions of the values it reads, ``outs`` of the values
     it keeps (targets, live arrays, storages of kept views)."""
 
-    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared", "inner")
+    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared", "inner", "where")
 
-    def __init__(self, plan: fuse.Plan, frame: list[Node], values: dict) -> None:
-        self.plan, self.frame = plan, frame
+    def __init__(self, plan: fuse.Plan, frame: list[Node], values: dict, where: tuple = ()) -> None:
+        self.plan, self.frame, self.where = plan, frame, where  # where: its views' own places (``key``)
         self.leaves = [i for i, n in enumerate(frame) if n in values]
         self.outs = [i for i, n in enumerate(frame) if n in plan.keep and n not in values]
         # cuts between kernels by kernel index ("sync" for a value a sync computed), so that each
@@ -43,6 +50,25 @@ class Template:
                        for b in plan.breaks]
         self.prepared: dict[int, Callable[[dict, Any], None]] = {}  # id(backend) -> launcher of the plan
         self.inner: list[tuple[int, int]] | None = None  # see kept_inside
+
+    def moved(self, frame: list[Node], where: tuple) -> "Template | None":
+        """This plan on ``frame``, a graph with this template's key whose views lie elsewhere: the same
+        kernels, cuts and kept values, of ``frame``'s nodes (None if the plan names a node outside it)."""
+        to = dict(zip(self.frame, frame))
+        p = self.plan
+        try:
+            kernels = [replace(k, nodes=[to[n] for n in k.nodes], inputs=[to[n] for n in k.inputs],
+                               outputs=[to[n] for n in k.outputs], phase={to[n]: v for n, v in k.phase.items()},
+                               stage={to[n]: v for n, v in k.stage.items()}, reads={to[n] for n in k.reads})
+                       for k in p.kernels]
+            plan = fuse.Plan(kernels, p.breaks, {to[n] for n in p.keep if n in to},
+                             [[to[n] for n in free] for free in p.free_after], {to[n] for n in p.inplace})
+        except KeyError:
+            return None
+        t = Template.__new__(Template)
+        t.plan, t.frame, t.where, t.leaves, t.outs, t.breaks = plan, frame, where, self.leaves, self.outs, self.breaks
+        t.prepared, t.inner = {}, None
+        return t
 
     def kept_inside(self) -> list[tuple[int, int]]:
         """(frame position, kernel index) of each value the plan keeps that only its own kernel reads: it
@@ -87,25 +113,47 @@ _TEMPLATES: "OrderedDict[tuple, Template]" = OrderedDict()
 
 
 def key(frame: list[Node], values: dict, targets: list[Node], keep: set[Node], options: tuple,
-        lines: dict, implicit: set[Node], synced: dict) -> tuple | None:
-    """The structure of the graph ``frame`` (dependency order; computed nodes are leaves)."""
+        lines: dict, implicit: set[Node], synced: dict) -> tuple[tuple | None, tuple]:
+    """The structure of the graph ``frame`` (dependency order; computed nodes are leaves), and where
+    its views and assignments lie (their own parameters, which the structure has relative to the first
+    view of the same memory: the plan of a graph whose views lie elsewhere is ``Template.moved``)."""
     pos: dict[Node, int] = {}
     parts: list[Any] = []
+    where: list[Any] = []
+    memory: dict[Node, Node] = {}  # a view's or an assignment's memory: the storage its chain of writes began at
+    first: dict[Node, int] = {}  # memory -> the offset of its first view here
+
+    def relative(n: Node, mem: Node, layout: Any) -> Any:
+        if layout is None:
+            return None
+        return layout[0] - first.setdefault(mem, layout[0]), layout[1]
+
     for i, n in enumerate(frame):
         pos[n] = i
         if n in values:
             # a constant is its value (hash-consed); an array by what a kernel reading it sees
             parts.append(n if n.op == "const" else (n.dtype, n.shape, n.layout, n in synced))
-        else:
-            parts.append((n.op, n.params, n.dtype, n.shape, n.layout, tuple([pos[a] for a in n.args]),
-                          tuple(lines.get(n, ())), n in implicit))
+            continue
+        op, params, layout = n.op, n.params, n.layout
+        if op == "view":
+            st = n.storage()
+            mem = memory.get(st, st)
+            where.append((params, layout))
+            params, layout = tuple([kind for kind, _ in params]), relative(n, mem, layout)
+        elif op == "setitem":
+            mem = memory[n] = memory.get(n.args[0], n.args[0])
+            where.append(params)
+            params = (params[1], relative(n, mem, params[2]))
+        parts.append((op, params, n.dtype, n.shape, layout, tuple([pos[a] for a in n.args]),
+                      tuple(lines.get(n, ())), n in implicit))
     k = (options, tuple(parts), tuple([pos[t] for t in targets]),
          tuple([i for i, n in enumerate(frame) if n in keep]))
     try:
         hash(k)
+        hash(tuple(where))
     except TypeError:  # an unhashable parameter: plan this graph afresh
-        return None
-    return k
+        return None, ()
+    return k, tuple(where)
 
 
 def lookup(k: tuple | None) -> Template | None:

@@ -336,14 +336,18 @@ class Session:
         fuses = self.fuses
         staged = getattr(backend, "staged", False)
         options = (backend.name, type(backend).__name__, fuses, staged, final)
-        k = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced)
+        k, where = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced)
         tmpl = plans.lookup(k)
         if tmpl is not None:
-            return tmpl, False
+            if tmpl.where == where:
+                return tmpl, False
+            moved = tmpl.moved(frame, where)  # (its views lie elsewhere: traj[i] = state, another i)
+            if moved is not None:
+                return moved, False
         plan = fuse.partition(missing, self.values, keep, fuse=fuses, lines=self.lines, implicit=self.implicit,
                               supports=backend.supports, synced=self.synced, staged=staged,
                               keep_reductions=not final)
-        tmpl = plans.Template(plan, frame, self.values)
+        tmpl = plans.Template(plan, frame, self.values, where)
         plans.store(k, tmpl)
         return tmpl, True
 

@@ -85,6 +85,45 @@ def test_chunks_writing_other_rows_render_each_kernel_once(monkeypatch):
     assert r.kernels >= 300 and len(rendered) <= 12, rendered
 
 
+def test_chunks_writing_other_rows_share_one_plan(monkeypatch):
+    """Chunks that differ only in which rows they write are planned once: the template's plan is moved
+    onto each chunk's nodes (``plans.Template.moved``), and each chunk still writes its own rows."""
+    from jupyter_fuse import fuse
+
+    plans.clear()
+    calls: list[int] = []
+    real = fuse.partition
+    monkeypatch.setattr(fuse, "partition", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(session, "BOUND", 40)
+    source = ("traj = np.zeros((n, 3))\nfor i in range(n):\n    state = state * 0.5 + np.sin(state)\n"
+              "    traj[i] = state\n")
+    for backend in ("numpy", "cpu"):
+        calls.clear()
+        ns, ref = ({"np": np, "state": np.array([0.1, 0.2, 0.3]), "n": 300} for _ in range(2))
+        r = jupyter_fuse.run_cell(source, ns, backend=backend, cache=False)
+        exec(source, ref)
+        np.testing.assert_array_equal(ns["traj"], ref["traj"])
+        assert r.kernels >= 300 and len(calls) <= 6, (backend, len(calls))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_chunks_whose_reads_and_writes_overlap_otherwise_are_planned_apart(monkeypatch, seed):
+    """Rows read and written at offsets from data: a chunk reuses a plan only where its views lie as the
+    plan's did relative to each other. ``b[i:i + 3] = b[j:j + 3] + 1`` writes ``b`` in place when the
+    rows it reads lie apart from those it writes (j = i - 5), not when they overlap (j = i - 1)."""
+    monkeypatch.setattr(session, "BOUND", 12)
+    rng = np.random.default_rng(seed)
+    setup = {"np": np, "a": rng.random((16, 2)), "order": rng.integers(5, 13, 120).tolist(),
+             "back": rng.choice([1, 5], 120).tolist()}
+    source = ("for t, i in enumerate(order):\n    b = a * 1.0\n    j = i - back[t]\n"
+              "    b[i:i + 3] = b[j:j + 3] + 1.0\n    a = b * 0.5\n")
+    for backend in ("numpy", "cpu"):
+        ns, ref = ({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in setup.items()} for _ in range(2))
+        jupyter_fuse.run_cell(source, ns, backend=backend, cache=False)
+        exec(source, ref)
+        np.testing.assert_array_equal(ns["a"], ref["a"])
+
+
 def test_chunks_start_at_one_point_of_the_loop(monkeypatch):
     """A flush waits for the point of the loop body the chunk started after: every chunk has one
     structure, so after the first few nothing is planned again."""
