@@ -452,3 +452,21 @@ def test_an_integer_power_with_a_negative_exponent_after_a_positive_one():
     check("y = x ** 2\nz = x[:0] ** -3\nw = x ** 3", "x = np.arange(5)", backend="cpu")
     check("z = x[:0] ** -3", "x = np.arange(5)", backend="cpu")
     check("y = x ** 2\nz = x[:0] ** -3\nw = x ** 3", "x = np.arange(5)", backend="cupy", dry_run=True)
+
+
+def test_scalar_arguments_go_to_numba_as_python_scalars_of_the_same_type():
+    """float64, int64 and bool coefficients are passed as Python scalars (numba types them alike and
+    unboxes them faster); other dtypes stay NumPy scalars, which numba types by their dtype."""
+    from jupyter_fuse.backends.cpu import _plain
+
+    for v, t in ((np.float64(-0.0), float), (np.float64("nan"), float), (np.int64(-7), int), (np.bool_(True), bool)):
+        got = _plain(v)
+        assert type(got) is t and (got == v or got != got) and str(got) == str(v.item())
+    for v in (np.float32(1.5), np.int32(3), np.uint64(2**64 - 1), np.int8(-1)):
+        assert _plain(v) is v
+    ns = {"np": np, "x": np.linspace(-1.0, 1.0, 9), "k": np.int64(3)}
+    r = jf.run_cell("y = x * -0.0 + (x > 0.25) * k - 1e308 * 10 * x", ns, backend="cpu", cache=False)
+    with np.errstate(all="ignore"):
+        want = ns["x"] * -0.0 + (ns["x"] > 0.25) * ns["k"] - 1e308 * 10 * ns["x"]
+    assert r.kernels == 1 and np.array_equal(ns["y"], want, equal_nan=True)
+    assert np.array_equal(np.signbit(ns["y"]), np.signbit(want))
