@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import os
 import sys
 import time
@@ -130,6 +131,8 @@ class Tape:
         if isinstance(owner, (np.random.RandomState, np.random.Generator)) or \
                 str(getattr(func, "__module__", None) or "").startswith("numpy.random"):
             self.random = True
+        if recipe is not None and _literal(recipe):  # (arguments that are all values: made once, not at every replay's call)
+            recipe = ("made", *_made(recipe, {}, None))
         self.steps.append(("call", func, recipe, mut, result, static, self.s.line()))
 
     def on_format(self, code: Any, where: tuple[int, int, int], text: str, spec: str) -> None:
@@ -604,8 +607,20 @@ def _call(step: tuple, values: dict, report: Any) -> None:
         report.launched(static, elapsed)
 
 
+def _literal(r: Any, top: bool = True) -> bool:
+    """Is the recipe of a call's (args, kwargs) made of values only (a draw ``rng.normal()``): no node,
+    array copy, generator or written target, and nothing mutable the call could change (a list)?"""
+    kind = r[0]
+    if top:
+        return kind == "tuple" and len(r[1]) == 2 and r[1][0][0] == "tuple" and r[1][1][0] == "dict" and \
+            all(_literal(p, False) for p in r[1][0][1]) and all(_literal(p, False) for _, p in r[1][1][1])
+    return kind == "lit" or kind == "tuple" and all(_literal(p, False) for p in r[1])
+
+
 def _made(r: Any, values: dict, target: Any) -> Any:
     kind = r[0]
+    if kind == "made":  # (args, kwargs) made when it was recorded (``_literal``)
+        return r[1], r[2]
     if kind == "node":
         v = resolve_value(r[1], values)
         return v[()] if r[2] else v
@@ -795,6 +810,8 @@ def _sync_cause(cause: str, line: int | None) -> str:
 def _same(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
+    if type(a) is float:  # (the common case, a draw: as guards._key compares, without building keys)
+        return a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b)) or a != a and b != b
     if isinstance(a, np.ndarray):
         return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
     if isinstance(a, (float, complex, np.generic)):

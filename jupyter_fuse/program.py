@@ -149,14 +149,18 @@ class Program:
 
     def describe(self) -> str:
         """In words: what runs compiled (``500 iterations of (k0, k1)``) and what Python still runs."""
-        out = []
-        for a in self.actions:
+        out: list[str] = []
+        run = 0  # Python steps of one kind in a row: said with their count
+        for i, a in enumerate(self.actions):
             if a[0] == "block":
                 out.append(f"compiled: {describe_units(a[1].parts)}")
             elif a[0] == "eval":
                 out.append(f"kernel by kernel: {', '.join(a[4])}")
-            elif not out or not out[-1].startswith(f"python: {a[0]}"):
-                out.append(f"python: {a[0]}")
+            else:
+                run += 1
+                if i + 1 == len(self.actions) or self.actions[i + 1][0] != a[0]:
+                    out.append(f"python: {a[0]}" if run == 1 else f"python: {run} {a[0]}s")
+                    run = 0
         return "; ".join(_repeats(out)) + "".join(f" ({note})" for note in self.notes)
 
 

@@ -101,6 +101,25 @@ def test_random_consumes_state_in_order():
     np.testing.assert_array_equal(ns["y"], ns["x"] * 2)
 
 
+def test_a_replayed_draw_must_return_the_value_python_saw():
+    """Draws a cell's Python computes with (``x + rng.normal()``) replay from literal arguments made once;
+    their values are compared as guards compare them: -0.0 is not 0.0, NaN is NaN."""
+    from jupyter_fuse.cache import _same
+
+    assert _same(1.5, 1.5) and _same(float("nan"), float("nan")) and _same(-0.0, -0.0)
+    assert not _same(0.0, -0.0) and not _same(1.0, 1.0000000000000002) and not _same(1.0, float("nan"))
+    assert not _same(1.0, np.float64(1.0)) and not _same(1, 1.0)
+    source = ("rng = np.random.default_rng(seed)\nx, n = 0.0, 0\nfor i in range(50):\n    y = x + rng.normal()\n"
+              "    if rng.random() < 0.5:\n        x, n = y, n + 1\n    a[i % 4] += x\n")
+    for seed, state in ((3, "miss"), (3, "hit"), (4, "miss"), (4, "hit")):
+        ns, ref = ({"np": np, "seed": seed, "a": np.zeros(4)} for _ in range(2))
+        r = jupyter_fuse.run_cell(source, ns, backend="numpy")
+        exec(source, ref)
+        assert ns["x"] == ref["x"] and ns["n"] == ref["n"] and np.array_equal(ns["a"], ref["a"])
+        assert ns["rng"].random() == ref["rng"].random()
+        assert r.cache == state, (seed, r.cache, r.miss_reasons)
+
+
 # -- the Report -------------------------------------------------------------------------------------
 
 def _report(source: str = "c = np.sin(a) * 2 + b\nd = c.sum()\nprint(d)\ne = np.sort(c, axis=0)"):
