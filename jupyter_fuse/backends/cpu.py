@@ -138,7 +138,7 @@ class CpuBackend:
         read_bytes = sum(n.nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))  # views: what they see
         entry: dict = {}  # the report entry's fixed part, made once (replays launch the same kernel often)
         bind = _binder(kernel, rendered, plan, params)
-        meanwhile = numpy_launcher(kernel, COMPILING, plan.inplace)  # NumPy runs it while numba compiles
+        meanwhile = numpy_launcher(kernel, COMPILING, plan.inplace, rendered.source)  # NumPy runs it while numba compiles
 
         def launch(values: dict, report: Any) -> None:
             if job and job[0] is not None and not job[0].done.is_set():

@@ -103,9 +103,10 @@ def run_on_numpy(kernel: Any, values: dict, report: Any, reason: str | None = No
     numpy_launcher(kernel, reason, inplace)(values, report)
 
 
-def numpy_launcher(kernel: Any, reason: str | None, inplace: Any = ()) -> Callable[[dict, Any], None]:
+def numpy_launcher(kernel: Any, reason: str | None, inplace: Any = (), source: str | None = None) -> Callable[[dict, Any], None]:
     """``run_on_numpy`` for a kernel launched again and again (a replay's matmul every step): the
-    report entry is made at its first launch only."""
+    report entry is made at its first launch only. ``source``: the kernel's own code, shown while it
+    compiles (NumPy runs it meanwhile)."""
     entry: dict = {}
     owned: Any = None  # (worked out at the first launch: a compiled kernel's fallback may never run)
 
@@ -121,7 +122,7 @@ def numpy_launcher(kernel: Any, reason: str | None, inplace: Any = ()) -> Callab
                 read += sum(a.nbytes for a in args if isinstance(a, np.ndarray))
             values[node] = as_result(node, run_node(node, args, node in owned))
         if not entry:
-            entry.update(kernel_entry(kernel, 0.0, read, None, reason=reason))
+            entry.update(kernel_entry(kernel, 0.0, read, source, reason=reason))
         entry["name"] = kernel.name  # (a plan shared between cells is named in each cell anew)
         report.launched(entry, time.perf_counter() - t0)
 
