@@ -52,6 +52,17 @@ def test_notebook_executes(path, tmp_path):
     assert "application/vnd.jupyter.widget-state+json" not in page  # the static report, no CDN widget loader
 
 
+@pytest.mark.parametrize("story", STORIES[:2])
+def test_a_story_runs_as_on_a_fresh_machine(story, tmp_path, monkeypatch):
+    """As ``make demo`` runs on a fresh machine: kernels compile in the background (the tests compile
+    them where they run) and no kernel is on disk yet, so the first cells' kernels run as NumPy while
+    numba compiles them; the stories still show each kernel's code."""
+    monkeypatch.setenv("JUPYTER_FUSE_COMPILE", "background")
+    monkeypatch.setenv("JUPYTER_FUSE_CACHE_DIR", str(tmp_path / "kernels"))
+    res = demo.run(next(p for p in NOTEBOOKS if p.stem == story), tmp_path)
+    assert res.ok, res.problems()
+
+
 def _nb(*cells):
     return new_notebook(cells=list(cells))
 
