@@ -122,7 +122,6 @@ class Block:
     later: set[Node] = field(default_factory=set)  # nodes read after the block (its outputs besides syncs')
     check_only: int = 0  # outputs (the last ones) only batched syncs read: stored when a check fails
     deferred: list[tuple] = field(default_factory=list)  # syncs and prints, checked after the block ran
-    steps: list[tuple] = field(default_factory=list)  # the tape's steps it was made of, in order
     names: dict[Node, int] = field(default_factory=dict)  # instance node -> the variable holding it
     launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
     source: str = ""
@@ -134,9 +133,8 @@ class Block:
 class Program:
     """A tape as blocks and Python steps; ``run`` is what a replay calls instead of walking the tape."""
 
-    def __init__(self, actions: list[tuple], notes: list[str] | None = None) -> None:
+    def __init__(self, actions: list[tuple]) -> None:
         self.actions = actions  # ("block", Block) | a tape step run as before
-        self.notes = notes or []  # why some blocks run kernel by kernel
 
     @property
     def blocks(self) -> list[Block]:
@@ -161,7 +159,7 @@ class Program:
                 if i + 1 == len(self.actions) or self.actions[i + 1][0] != a[0]:
                     out.append(f"python: {a[0]}" if run == 1 else f"python: {run} {a[0]}s")
                     run = 0
-        return "; ".join(_repeats(out)) + "".join(f" ({note})" for note in self.notes)
+        return "; ".join(_repeats(out))
 
 
 def _repeats(items: list[str]) -> list[str]:
@@ -241,7 +239,6 @@ class _Builder:
             return
         if self.block is None:
             self.block = Block()
-        self.block.steps.append(step)
         frame = tmpl.frame
         local: dict[Node, Node] = {frame[i]: n for i, n in zip(tmpl.leaves, leaves)}
         local.update({frame[i]: n for i, (n, _) in zip(tmpl.outs, outs)})
@@ -284,7 +281,6 @@ class _Builder:
             self.actions.append(step)
         else:
             self.block.deferred.append(step)
-            self.block.steps.append(step)
 
     def finish(self) -> list[tuple]:
         self.close()
@@ -330,24 +326,18 @@ def build(entry: Any, backend: Any) -> Program | None:
     if not any(a[0] == "block" for a in actions):
         raise NotCompiled(f"no kernel in it can be called from compiled code ({b.first_refusal})")
     _outputs(actions, effects_reads)
-    kept: list[tuple] = []
-    notes: list[str] = []
     for a in actions:
         if a[0] == "block":
             blk = a[1]
             refused = _refused(blk)
-            if refused:  # this block's steps run as the tape has them (they store every value they make)
-                notes.append(refused)
-                kept += blk.steps
-                continue
+            if refused:  # (the whole tape: measured, compiling the rest between Python steps of a loop
+                # cost more than it saved, kalman's 3rd run 33 -> 43-68 ms, tinynet_class's compiles 12 -> 57 s)
+                raise NotCompiled(refused)
             blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
                          for (v, _), (r, off, size) in zip(blk.outputs, [_root(blk, v) for v, _ in blk.outputs])]
             _batch_checks(blk)
             _launches(blk)
-        kept.append(a)
-    if not any(a[0] == "block" for a in kept):
-        raise NotCompiled("; ".join(dict.fromkeys(notes)))
-    return Program(kept, list(dict.fromkeys(notes)))
+    return Program(actions)
 
 
 def _refused(blk: Block) -> str:
@@ -356,7 +346,7 @@ def _refused(blk: Block) -> str:
     blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
     calls = _calls(blk.parts)
     if calls > MAX_CALLS:
-        return (f"a block rolled up still makes {calls} kernel calls (the steps differ): compiling them would "
+        return (f"rolled up, it still makes {calls} kernel calls (the steps differ): compiling them would "
                 f"cost more than it saves, from {MAX_CALLS}")
     blk.returns = list(dict.fromkeys(_root(blk, v)[0] for v, _ in blk.outputs))
     arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts)

@@ -251,24 +251,6 @@ def test_a_block_of_many_arrays_replays_kernel_by_kernel_and_says_why(monkeypatc
     assert not r.program and "arrays" in r.program_note and "from 10" in r.program_note, r.program_note
 
 
-def test_only_the_block_of_many_arrays_replays_kernel_by_kernel(monkeypatch):
-    """A block past ``MAX_ARRAYS`` runs its steps as the tape has them; the blocks around it (here a
-    loop of slice updates before a call outside the trace) still compile, and the report says which
-    ran kernel by kernel and why."""
-    source = "for t in range(20):\n    y[1:] = y[:-1] * 0.5 + 1.0\nz = np.sort(y)\n" + SUMS + "S = S + z[0]\n"
-
-    def setup() -> dict:
-        return {**_sums_setup(), "y": np.linspace(1.0, 2.0, 8)}
-
-    def reset(ns: dict) -> None:
-        _sums_reset(ns)
-        ns.update(y=np.linspace(1.0, 2.0, 8))
-
-    r, _ = _compiled_replay(monkeypatch, setup, source, reset, MAX_ARRAYS=10)
-    assert r.program.startswith("compiled: ") and "iterations of" in r.program.split(";")[0], r.program
-    assert "kernel by kernel: " in r.program and "from 10)" in r.program, r.program
-
-
 def test_the_arrays_a_loop_reads_from_a_tuple_count_toward_the_bound(monkeypatch):
     """The values of every step copied into an array the cell keeps, the list itself dropped: the
     block neither takes nor returns them, but its loop reads them from a tuple of 20 arrays, which
