@@ -164,6 +164,29 @@ def program_compile(steps: int) -> tuple[float, float, str]:
     return r.times["compile"], time.perf_counter() - t0, r.program or r.program_note
 
 
+def scalar_arguments(n: int, repeat: int) -> tuple[float, float]:
+    """Seconds a call of a numba function of ``n`` float64 scalar arguments takes, given NumPy scalars
+    and given Python floats (what ``backends/cpu._plain`` passes: a kernel may take hundreds)."""
+    from numba import njit
+
+    src = f"def f(out, {', '.join(f'p{i}' for i in range(n))}):\n    out[0] = p0 + p{n - 1}\n"
+    ns: dict = {}
+    exec(src, ns)  # noqa: S102 - a generated signature
+    fn, out = njit(ns["f"]), np.zeros(1)
+    times = []
+    for vals in ([np.float64(i) for i in range(n)], [float(i) for i in range(n)]):
+        fn(out, *vals)
+
+        def hundred() -> float:
+            t0 = time.perf_counter()
+            for _ in range(100):
+                fn(out, *vals)
+            return (time.perf_counter() - t0) / 100
+
+        times.append(best(hundred, repeat))
+    return times[0], times[1]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
@@ -180,6 +203,9 @@ def main() -> None:
               "(structure keys; a partition per distinct chunk)")
     launch, by_kernel, kernels, over, total, program = launch_and_replay(a.repeat)
     print(f"launch: {launch * 1e6:6.1f} us host overhead per kernel launch (cpu backend, 1,000 elements)")
+    as_numpy, as_python = scalar_arguments(256, a.repeat)
+    print(f"launch: {as_numpy * 1e6:6.1f} us a numba call of 256 np.float64 arguments, {as_python * 1e6:.1f} us "
+          "of 256 Python floats (what kernels are given)")
     print(f"replay: {by_kernel * 1e3:6.2f} ms kernel by kernel ({kernels} launches, --no-compile-plan)")
     print(f"replay: {total * 1e3:6.2f} ms as one compiled program ({program}); "
           f"{over * 1e6:.0f} us of it outside the program (guards, arguments, write-back)")
