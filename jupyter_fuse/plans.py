@@ -123,7 +123,7 @@ def key(frame: list[Node], values: dict, targets: list[Node], keep: set[Node], o
     memory: dict[Node, Node] = {}  # a view's or an assignment's memory: the storage its chain of writes began at
     first: dict[Node, int] = {}  # memory -> the offset of its first view here
 
-    def relative(n: Node, mem: Node, layout: Any) -> Any:
+    def relative(mem: Node, layout: Any) -> Any:
         if layout is None:
             return None
         return layout[0] - first.setdefault(mem, layout[0]), layout[1]
@@ -139,11 +139,11 @@ def key(frame: list[Node], values: dict, targets: list[Node], keep: set[Node], o
             st = n.storage()
             mem = memory.get(st, st)
             where.append((params, layout))
-            params, layout = tuple([kind for kind, _ in params]), relative(n, mem, layout)
+            params, layout = tuple([kind for kind, _ in params]), relative(mem, layout)
         elif op == "setitem":
             mem = memory[n] = memory.get(n.args[0], n.args[0])
             where.append(params)
-            params = (params[1], relative(n, mem, params[2]))
+            params = (params[1], relative(mem, params[2]))
         parts.append((op, params, n.dtype, n.shape, layout, tuple([pos[a] for a in n.args]),
                       tuple(lines.get(n, ())), n in implicit))
     k = (options, tuple(parts), tuple([pos[t] for t in targets]),
