@@ -22,6 +22,7 @@ from a template's only in where its views lie gets the template's plan moved ont
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Callable
@@ -65,9 +66,8 @@ class Template:
                              [[to[n] for n in free] for free in p.free_after], {to[n] for n in p.inplace})
         except KeyError:
             return None
-        t = Template.__new__(Template)
-        t.plan, t.frame, t.where, t.leaves, t.outs, t.breaks = plan, frame, where, self.leaves, self.outs, self.breaks
-        t.prepared, t.inner = {}, None
+        t = copy.copy(self)  # (positions, cuts: the same)
+        t.plan, t.frame, t.where, t.prepared, t.inner = plan, frame, where, {}, None
         return t
 
     def kept_inside(self) -> list[tuple[int, int]]:

@@ -329,26 +329,27 @@ def build(entry: Any, backend: Any) -> Program | None:
     for a in actions:
         if a[0] == "block":
             blk = a[1]
-            refused = _refused(blk)
-            if refused:  # (the whole tape: measured, compiling the rest between Python steps of a loop
-                # cost more than it saved, kalman's 3rd run 33 -> 43-68 ms, tinynet_class's compiles 12 -> 57 s)
-                raise NotCompiled(refused)
+            blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
+            roots = [_root(blk, v) for v, _ in blk.outputs]
+            blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
+            too_big = _too_big(blk)
+            if too_big:  # (the whole tape: compiling the rest between the Python steps of a loop cost more
+                # than it saved, measured with bench/realworld.py --only kalman,tinynet_class at d8783f9)
+                raise NotCompiled(too_big)
             blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
-                         for (v, _), (r, off, size) in zip(blk.outputs, [_root(blk, v) for v, _ in blk.outputs])]
+                         for (v, _), (r, off, size) in zip(blk.outputs, roots)]
             _batch_checks(blk)
             _launches(blk)
     return Program(actions)
 
 
-def _refused(blk: Block) -> str:
-    """Rolls the block's loops up; why it is not compiled (numba's compile time grows faster than
-    linearly with its calls and arrays), or "" when it is."""
-    blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
+def _too_big(blk: Block) -> str:
+    """Why the rolled-up block is not compiled (numba's compile time grows faster than linearly with its
+    calls and its arrays), or "" when it is."""
     calls = _calls(blk.parts)
     if calls > MAX_CALLS:
         return (f"rolled up, it still makes {calls} kernel calls (the steps differ): compiling them would "
                 f"cost more than it saves, from {MAX_CALLS}")
-    blk.returns = list(dict.fromkeys(_root(blk, v)[0] for v, _ in blk.outputs))
     arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts)
     if arrays > MAX_ARRAYS:
         return (f"a block of it holds {arrays} arrays (values the cell keeps, one per step): compiling it "

@@ -84,6 +84,11 @@ class CpuBackend:
         background never waits for it."""
         return _import_numba()
 
+    def _parallel(self, work: int) -> bool:
+        """Threads for a kernel of this much work (``PARALLEL_WORK``); numba is asked for its threads only
+        then (importing it costs a first run 0.4 s)."""
+        return work >= PARALLEL_WORK and self._numba.get_num_threads() > 1
+
     # -- what can be fused -------------------------------------------------------------
     def supports(self, node: Node) -> str | None:
         # asked for every op a graph holds: the answer is cached on what decides it (the key holds every dtype)
@@ -129,8 +134,8 @@ class CpuBackend:
             if strict():
                 raise
             return lambda values, report: run_on_numpy(kernel, values, report, f"could not render: {e}", plan.inplace)
-        size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
-        parallel = size * len(kernel.nodes) >= PARALLEL_WORK and self._numba.get_num_threads() > 1
+        work = _work(kernel)
+        parallel = self._parallel(work)
         params = [_plain(param_value(node, dtype)) for node, dtype in rendered.params]
         extra = [self._numba.get_num_threads() if parallel else 1] if rendered.needs_threads else []
         compiled: list[Any] = []  # the entry point, once known
@@ -148,7 +153,7 @@ class CpuBackend:
             args += extra
             compile_time, how = 0.0, "memory"
             if not compiled:
-                if not job and size * len(kernel.nodes) < compiler.SMALL and compiler.background():
+                if not job and work < compiler.SMALL and compiler.background():
                     key = (rendered.source, parallel)  # (asked once per source: a plan launches one source often)
                     if key not in self._jobs:
                         self._jobs[key] = self._compiling(rendered, parallel, args)
@@ -195,8 +200,8 @@ class CpuBackend:
             rendered = self._render(kernel)
         except CannotRender:
             return None
-        size = int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1
-        parallel = size * len(kernel.nodes) >= PARALLEL_WORK and self._numba.get_num_threads() > 1
+        work = _work(kernel)
+        parallel = self._parallel(work)
         module = _load(rendered.source)
         args: list[tuple] = [("const", int(d)) for d in kernel.shape]
         args += [("param", _plain(param_value(node, dtype))) for node, dtype in rendered.params]
@@ -375,6 +380,11 @@ def _warm(blk: Any) -> None:
         return
     blk.called = True
     _WARMED.add(blk.fn)
+
+
+def _work(kernel: Kernel) -> int:
+    """Elements times ops: what decides threads (``PARALLEL_WORK``) and a compile in sight (``compiler.SMALL``)."""
+    return (int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1) * len(kernel.nodes)
 
 
 _PLAIN = {np.dtype(np.float64): float, np.dtype(np.int64): int, np.dtype(np.bool_): bool}
