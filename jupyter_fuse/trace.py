@@ -931,14 +931,16 @@ class LazyArray:
             plain = self.ndim == 2 and normalize_axis_tuple((axis1, axis2), 2) == (0, 1)
         except (TypeError, ValueError):  # (NumPy says what is wrong with them)
             plain = False
-        if not plain or self.scalar or not self._ghost().flags.c_contiguous:
+        g = self._ghost() if plain and not self.scalar else None
+        if g is None or not g.flags.c_contiguous:
             from .lazynp import eager_method
 
             return eager_method(self, "diagonal")(offset, axis1, axis2)
-        offset, (rows, cols), item = operator.index(offset), self.shape, self.dtype.itemsize
+        offset, (rows, cols), (down, right) = operator.index(offset), self.shape, g.strides
         size = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
-        start = (offset if offset >= 0 else -offset * cols) * item if size else 0
-        return self._view("asstrided", (start, (size,), ((cols + 1) * item,)), writeable=False)
+        start = (offset * right if offset >= 0 else -offset * down) if size else 0
+        # (NumPy's strides, the array's own summed: an empty array's need not be C's)
+        return self._view("asstrided", (start, (size,), (down + right,)), writeable=False)
 
     @property
     def T(self) -> "LazyArray":

@@ -501,13 +501,14 @@ def test_an_array_of_a_list_of_lazy_values(source, opts):
        "d = (A * 2).diagonal()", "d = np.diagonal(A + 1, 1)", "t = np.trace(S * 2)", "t = np.trace(A + 1, -1)",
        "d = np.diag(v * 2)", "B = A * 2\nd = np.diag(B)\nB[0, 0] = 7.0\ne = d * 1", "d = np.diag(A * 2)\nd[0] = 1.0",
        "d = (A * 2).T.diagonal()", "d = (A * 2).diagonal(0, 1, 0)", "d = (A * 2).diagonal(0, 0, 0)",
-       "d = np.diag(A)\nx = d.base is A", "d = np.diag(A[:, 1:] * 2)",
+       "d = np.diag(A)\nx = d.base is A", "d = np.diag(A[:, 1:] * 2)", "d = np.diag(F * 2)\ne = F.diagonal(1)",
+       "d = np.diag(A[0, 0] * 2)", "d = np.diag(E * 2)\nt = np.trace(E)",
        "P = A[:, :3] @ A[:, :3].T\nfor i in range(3):\n    P = P * 0.5\n    ds = np.diag(P) + i")
 def test_diagonals_are_read_only_views(source, opts):
     """np.diag/np.diagonal/.diagonal() of a C-ordered 2-D array: a traced read-only view (a stride of
     a row and one) and np.trace its sum; other layouts, axes and np.diag of a vector run as NumPy."""
     check(source, "A = np.arange(12.0).reshape(3, 4); S = np.arange(9).reshape(3, 3).astype(np.int32); "
-                  "v = np.array([1.0, 2.0])", **opts)
+                  "v = np.array([1.0, 2.0]); F = np.asfortranarray(A); E = np.zeros((0, 3))", **opts)
 
 
 def test_a_diagonal_is_traced_not_run_outside_the_trace():
