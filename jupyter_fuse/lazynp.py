@@ -618,21 +618,30 @@ def _ghost_list(x: Any, idx: tuple[int, ...], parts: list) -> Any:
     raise Unsupported("not a list of arrays and numbers")
 
 
-def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | None:
+# np.array of more parts than this (a list the cell filled in a loop: ``xs.append(x)``, a vote per test
+# point) is one NumPy call on their values, computed first: assigned one by one, each part is a kernel
+MAX_PARTS = 16
+
+
+def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | str:
     """``np.array([x, y, z])`` of lazy arrays and numbers (a state vector of an ODE step, rows
     stacked), traced: a new array of the dtype and shape NumPy gives, its parts assigned one by one.
-    None where the list is not that (ragged, other objects): the eager call then does what NumPy does."""
+    Where the list is not that (ragged, other objects, many parts), why: the eager call then does what
+    NumPy does."""
     parts: list[tuple[tuple[int, ...], Any]] = []
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # (NumPy's warnings come from the eager call, once)
             proto = np.array(_ghost_list(a, (), parts), dtype=dtype)
     except Exception:  # noqa: BLE001 - ragged, or what NumPy rejects: the eager call says so
-        return None
+        return "it is not an array NumPy makes without objects"
     if proto.dtype.kind not in "biufc" or any(
             proto.ndim != len(idx) + (x.ndim if isinstance(x, LazyArray) else 0) for idx, x in parts):
-        return None
-    if proto.ndim == 1 and 2 <= len(parts) <= 16 and all(
+        return "it is not an array NumPy makes without objects"
+    if len(parts) > MAX_PARTS:
+        return (f"its {len(parts)} parts are copied by one NumPy call once computed (an assignment kernel "
+                f"each costs more, past {MAX_PARTS})")
+    if proto.ndim == 1 and 2 <= len(parts) and all(
             not isinstance(x, LazyArray) or x.ndim == 0 and (x.dtype.kind != "c" or proto.dtype.kind == "c")
             for _, x in parts):  # numbers (an ODE's right-hand side): one elementwise select, which fuses
         # with what computes them and what reads the vector (assignments one by one cut a kernel each)
@@ -646,8 +655,8 @@ def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | None:
         return out
     try:
         out = zeros(proto.shape, proto.dtype)
-    except Unsupported:
-        return None
+    except Unsupported as e:
+        return str(e)
     for idx, x in parts:
         out[idx] = x
     return out
@@ -665,8 +674,9 @@ def _array_like(fn: Callable, a: Any, **kw: Any) -> Any:
     if lazies:
         if isinstance(a, (list, tuple)) and set(kw) <= {"dtype", "copy"} and kw.get("copy", True):
             out = _traced_list(a, kw.get("dtype"))
-            if out is not None:
+            if isinstance(out, LazyArray):
                 return out
+            return eager_call(fn, (a,), kw, f"np.{fn.__name__}", f"np.{fn.__name__} of this list: {out}")
         return eager_call(fn, (a,), kw, f"np.{fn.__name__}", f"np.{fn.__name__} of this list of lazy arrays is not traced")
     return _wrap_result(fn(a, **kw))
 

@@ -66,8 +66,15 @@ def _compile(op: _Op, operands: list[tuple[int, int]]) -> Any:
     source = (f"def kernel({', '.join(params + ['out'])}):\n" + "\n".join(lines) +
               f"\n    with objmode():\n        call({views}out)\n")
 
-    def call(*arrays: np.ndarray) -> None:  # (Python, in object mode: NumPy's op, then into the program's array)
-        arrays[-1][...] = as_result(op, run_node(op, list(arrays[:-1])))
+    if op.op == "matmul":  # (the most common, and the cheapest way in: ~2 us less a call than the general one)
+        def call(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+            if op.shape:  # NumPy writes into the program's array: its own loop, so its own bits
+                np.matmul(a, b, out=out)
+            else:  # (a 0-d result: the program's array holds its one element)
+                out[0] = np.matmul(a, b)
+    else:
+        def call(*arrays: np.ndarray) -> None:  # (Python, in object mode: NumPy's op, then into the program's array)
+            arrays[-1][...] = as_result(op, run_node(op, list(arrays[:-1])))
 
     namespace: dict[str, Any] = {"as_strided": np.lib.stride_tricks.as_strided, "objmode": numba.objmode,
                                  "call": call}
