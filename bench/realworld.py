@@ -1333,6 +1333,251 @@ PROGRAMS += [
 ]
 
 
+# -- more cells as people write them (session of 2026-12-05, eighth): element loops, batched matmuls,
+# an RNN's helper, image gradients, preallocated trajectories, one-hot labels, a vectorized
+# bisection, np.pad stencils, polynomial fits, a flood fill to a fixed point
+
+# Burgers' equation as a CFD course's step 3 writes it first: a Python loop over the elements
+BURGERS = """\
+import numpy as np
+
+u = np.ones(nx)
+u[int(0.5 / dx):int(1 / dx + 1)] = 2
+for n in range(nt):
+    un = u.copy()
+    for i in range(1, nx):
+        u[i] = un[i] - un[i] * dt / dx * (un[i] - un[i - 1])
+print("max u", u.max(), "at", np.argmax(u))
+"""
+
+
+def _burgers(nx: int, nt: int) -> dict:
+    return {"nx": nx, "nt": nt, "dx": 2.0 / (nx - 1), "dt": 0.025}
+
+
+# value iteration on a random MDP: a batched matmul P @ V, max over actions, a stop on the change
+VALUE_ITER = """\
+V = np.zeros(n_states)
+for sweep in range(max_iter):
+    Q = R + gamma * (P @ V)
+    V_new = Q.max(axis=1)
+    delta = np.max(np.abs(V_new - V))
+    V = V_new
+    if delta < theta:
+        break
+policy = np.argmax(Q, axis=1)
+print(f"converged after {sweep + 1} sweeps; V[0]={V[0]:.4f}, policy[:5]={policy[:5]}")
+"""
+
+
+def _value_iter(n_states: int, n_actions: int) -> dict:
+    r = _rng(21)
+    P = r.random((n_states, n_actions, n_states))
+    P /= P.sum(axis=2, keepdims=True)
+    return {"np": np, "P": P, "R": r.normal(size=(n_states, n_actions)), "n_states": n_states,
+            "gamma": 0.9, "theta": 1e-8, "max_iter": 500}
+
+
+# a vanilla RNN's forward pass with a step helper, hidden states stored into a preallocated array
+RNN = """\
+def rnn_step(x_t, h_prev, Wx, Wh, b):
+    return np.tanh(x_t @ Wx + h_prev @ Wh + b)
+
+T, N, D = X.shape
+H = Wh.shape[0]
+h = np.zeros((N, H))
+hs = np.zeros((T, N, H))
+for t in range(T):
+    h = rnn_step(X[t], h, Wx, Wh, b)
+    hs[t] = h
+out = hs[-1] @ Wy
+loss = 0.5 * np.sum((out - Y) ** 2) / N
+print("loss", round(loss, 6))
+"""
+
+
+def _rnn(T: int, N: int, D: int, H: int) -> dict:
+    r = _rng(22)
+    return {"np": np, "X": r.normal(size=(T, N, D)), "Wx": r.normal(scale=0.3, size=(D, H)),
+            "Wh": r.normal(scale=0.3, size=(H, H)), "b": np.zeros(H), "Wy": r.normal(size=(H, 2)),
+            "Y": r.normal(size=(N, 2))}
+
+
+# Sobel gradients by slicing, magnitude and angle, a threshold, a histogram
+SOBEL = """\
+img = img.astype(np.float64)
+gx = np.zeros_like(img)
+gy = np.zeros_like(img)
+gx[1:-1, 1:-1] = (img[:-2, 2:] + 2 * img[1:-1, 2:] + img[2:, 2:]) - (img[:-2, :-2] + 2 * img[1:-1, :-2] + img[2:, :-2])
+gy[1:-1, 1:-1] = (img[2:, :-2] + 2 * img[2:, 1:-1] + img[2:, 2:]) - (img[:-2, :-2] + 2 * img[:-2, 1:-1] + img[:-2, 2:])
+mag = np.hypot(gx, gy)
+mag *= 255.0 / mag.max()
+theta = np.arctan2(gy, gx)
+edges = (mag > thresh).astype(np.uint8)
+hist, bins = np.histogram(mag, bins=16, range=(0, 255))
+print("edge pixels:", edges.sum(), "hist head:", hist[:4])
+"""
+
+
+def _sobel(n: int) -> dict:
+    r = _rng(23)
+    yy, xx = np.mgrid[0:n, 0:n]
+    img = (((xx - n / 2) ** 2 + (yy - n / 3) ** 2) < (n / 4) ** 2) * 200 + r.integers(0, 30, (n, n))
+    return {"np": np, "img": img.astype(np.uint8), "thresh": 60.0}
+
+
+# velocity Verlet for coupled springs: a force helper, a preallocated trajectory, energy every 100 steps
+VERLET = """\
+def accel(x):
+    f = -k * x
+    f[1:] += k * (x[:-1] - x[1:])
+    f[:-1] += k * (x[1:] - x[:-1])
+    return f / m
+
+x = x0.copy()
+v = np.zeros_like(x)
+traj = np.empty((nsteps, x.size))
+energy = []
+a = accel(x)
+for t in range(nsteps):
+    x = x + v * dt + 0.5 * a * dt ** 2
+    a_new = accel(x)
+    v = v + 0.5 * (a + a_new) * dt
+    a = a_new
+    traj[t] = x
+    if t % 100 == 0:
+        energy.append(0.5 * m * np.sum(v ** 2) + 0.5 * k * np.sum(x ** 2))
+print("energy drift:", (energy[-1] - energy[0]) / energy[0])
+"""
+
+
+def _verlet(n: int, nsteps: int) -> dict:
+    return {"np": np, "x0": np.sin(np.linspace(0, np.pi, n)), "k": 1.0, "m": 1.0, "dt": 0.01, "nsteps": nsteps}
+
+
+# softmax regression with one-hot labels from np.eye(k)[y], in-place updates, a print every 50 epochs
+SOFTREG = """\
+Y = np.eye(n_classes)[y]
+W = np.zeros((X.shape[1], n_classes))
+b = np.zeros(n_classes)
+for epoch in range(epochs):
+    logits = X @ W + b
+    logits -= logits.max(axis=1, keepdims=True)
+    probs = np.exp(logits)
+    probs /= probs.sum(axis=1, keepdims=True)
+    loss = -np.mean(np.sum(Y * np.log(probs + 1e-12), axis=1))
+    grad = probs - Y
+    W -= lr * X.T @ grad / len(X)
+    b -= lr * grad.mean(axis=0)
+    if epoch % 50 == 0:
+        print(f"epoch {epoch}: loss {loss:.4f}")
+acc = np.mean(np.argmax(X @ W + b, axis=1) == y)
+print("train accuracy", acc)
+"""
+
+
+def _softreg(n: int, d: int, k: int, epochs: int) -> dict:
+    r = _rng(24)
+    y = r.integers(0, k, n)
+    X = r.normal(size=(n, d)) + np.eye(k, d)[y] * 2.0
+    return {"np": np, "X": X, "y": y, "n_classes": k, "epochs": epochs, "lr": 0.5}
+
+
+# cube roots of many numbers by bisection, vectorized: np.where updates, a while on the widest bracket
+BISECT = """\
+lo = np.zeros_like(c)
+hi = np.maximum(c, 1.0)
+it = 0
+while np.max(hi - lo) > tol:
+    mid = 0.5 * (lo + hi)
+    f = mid ** 3 - c
+    lo = np.where(f < 0, mid, lo)
+    hi = np.where(f >= 0, mid, hi)
+    it += 1
+root = 0.5 * (lo + hi)
+print(it, "bisections, max error", np.abs(root ** 3 - c).max())
+"""
+
+
+def _bisect(n: int) -> dict:
+    return {"np": np, "c": _rng(25).uniform(0, 50, n), "tol": 1e-10}
+
+
+# 2-D diffusion with np.pad(mode="edge") for the boundary each step, a progress print of the mean
+HEAT_PAD = """\
+for step in range(nsteps):
+    up = np.pad(u, 1, mode="edge")
+    u = u + alpha * (up[:-2, 1:-1] + up[2:, 1:-1] + up[1:-1, :-2] + up[1:-1, 2:] - 4 * u)
+    if step % 20 == 0:
+        print(step, round(float(u.mean()), 6))
+"""
+
+
+def _heat_pad(n: int, nsteps: int) -> dict:
+    u = np.zeros((n, n))
+    u[n // 4:n // 2, n // 4:n // 2] = 1.0
+    return {"np": np, "u": u, "alpha": 0.2, "nsteps": nsteps}
+
+
+# model selection by polynomial degree: np.polyfit / np.polyval per degree, RMSE in a list, argmin
+POLYFIT = """\
+errs = []
+for deg in range(1, max_deg + 1):
+    coeffs = np.polyfit(x_tr, y_tr, deg)
+    pred = np.polyval(coeffs, x_te)
+    errs.append(np.sqrt(np.mean((pred - y_te) ** 2)))
+best = int(np.argmin(errs)) + 1
+print("best degree", best, "rmse", round(float(min(errs)), 5))
+"""
+
+
+def _polyfit(n: int, max_deg: int) -> dict:
+    r = _rng(26)
+    x = r.uniform(-1, 1, 2 * n)
+    y = np.sin(3 * x) + 0.1 * r.normal(size=2 * n)
+    return {"np": np, "x_tr": x[:n], "y_tr": y[:n], "x_te": x[n:], "y_te": y[n:], "max_deg": max_deg}
+
+
+# site percolation: fill from the top row through open sites until nothing changes
+FLOOD = """\
+filled = np.zeros_like(open_)
+filled[0, :] = open_[0, :]
+changed = True
+sweeps = 0
+while changed:
+    nb = np.zeros_like(filled)
+    nb[1:, :] |= filled[:-1, :]
+    nb[:-1, :] |= filled[1:, :]
+    nb[:, 1:] |= filled[:, :-1]
+    nb[:, :-1] |= filled[:, 1:]
+    new = filled | (nb & open_)
+    changed = bool((new != filled).any())
+    filled = new
+    sweeps += 1
+print("percolates:", filled[-1, :].any(), "after", sweeps, "sweeps;", filled.sum(), "sites filled")
+"""
+
+
+def _flood(n: int) -> dict:
+    return {"np": np, "open_": _rng(27).random((n, n)) < 0.62}
+
+
+PROGRAMS += [
+    Program("burgers_loops", BURGERS, _burgers, {"tiny": dict(nx=11, nt=4), "small": dict(nx=41, nt=25)}),
+    Program("value_iter", VALUE_ITER, _value_iter, {"tiny": dict(n_states=6, n_actions=2),
+                                                    "small": dict(n_states=60, n_actions=4)}),
+    Program("rnn_forward", RNN, _rnn, {"tiny": dict(T=4, N=3, D=2, H=5), "small": dict(T=60, N=32, D=8, H=32)}),
+    Program("sobel", SOBEL, _sobel, {"tiny": dict(n=12), "small": dict(n=256)}),
+    Program("verlet_springs", VERLET, _verlet, {"tiny": dict(n=5, nsteps=120), "small": dict(n=100, nsteps=500)}),
+    Program("softmax_reg", SOFTREG, _softreg, {"tiny": dict(n=30, d=4, k=3, epochs=60),
+                                               "small": dict(n=300, d=10, k=4, epochs=150)}),
+    Program("bisect_cbrt", BISECT, _bisect, {"tiny": dict(n=10), "small": dict(n=5000)}),
+    Program("heat_pad", HEAT_PAD, _heat_pad, {"tiny": dict(n=8, nsteps=30), "small": dict(n=100, nsteps=100)}),
+    Program("polyfit_degree", POLYFIT, _polyfit, {"tiny": dict(n=20, max_deg=4), "small": dict(n=200, max_deg=10)}),
+    Program("flood_fill", FLOOD, _flood, {"tiny": dict(n=8), "small": dict(n=60)}),
+]
+
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 

@@ -618,8 +618,10 @@ def _ghost_list(x: Any, idx: tuple[int, ...], parts: list) -> Any:
     raise Unsupported("not a list of arrays and numbers")
 
 
-# np.array of more parts than this (a list the cell filled in a loop: ``xs.append(x)``, a vote per test
-# point) is one NumPy call on their values, computed first: assigned one by one, each part is a kernel
+# np.array of more parts than this, few of them still to compute (a list the cell filled in a loop whose
+# steps synced: ``xs.append(x)``, a vote per test point), is one NumPy call on their values: assigned one
+# by one, each part is a kernel. Parts computed in one graph (a value per step of a loop that did not
+# sync) are assigned: the compiled replay copies them in its loop.
 MAX_PARTS = 16
 
 
@@ -638,10 +640,11 @@ def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | str:
     if proto.dtype.kind not in "biufc" or any(
             proto.ndim != len(idx) + (x.ndim if isinstance(x, LazyArray) else 0) for idx, x in parts):
         return "it is not an array NumPy makes without objects"
-    if len(parts) > MAX_PARTS:
-        return (f"its {len(parts)} parts are copied by one NumPy call once computed (an assignment kernel "
-                f"each costs more, past {MAX_PARTS})")
-    if proto.ndim == 1 and 2 <= len(parts) and all(
+    if len(parts) > MAX_PARTS and sum(1 for _, x in parts if isinstance(x, LazyArray) and not x._computed()) \
+            <= MAX_PARTS:
+        return (f"its {len(parts)} parts, computed, are copied by one NumPy call (an assignment kernel each "
+                f"costs more, past {MAX_PARTS})")
+    if proto.ndim == 1 and 2 <= len(parts) <= MAX_PARTS and all(
             not isinstance(x, LazyArray) or x.ndim == 0 and (x.dtype.kind != "c" or proto.dtype.kind == "c")
             for _, x in parts):  # numbers (an ODE's right-hand side): one elementwise select, which fuses
         # with what computes them and what reads the vector (assignments one by one cut a kernel each)

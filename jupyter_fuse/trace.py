@@ -616,6 +616,10 @@ class LazyArray:
             self._cache = cache = (storage, None, shape, layout)
         return cache
 
+    def _computed(self) -> bool:
+        """Has this array's storage a value (computed, or read from outside), with nothing pending?"""
+        return self._buf.node in self._s.values
+
     def _ghost(self) -> np.ndarray:
         storage = self._buf.node
         return views.apply_chain(views.ghost(storage.dtype, storage.shape, storage.layout), self._chain)
