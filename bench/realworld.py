@@ -1535,7 +1535,8 @@ def _polyfit(n: int, max_deg: int) -> dict:
     r = _rng(26)
     x = r.uniform(-1, 1, 2 * n)
     y = np.sin(3 * x) + 0.1 * r.normal(size=2 * n)
-    return {"np": np, "x_tr": x[:n], "y_tr": y[:n], "x_te": x[n:], "y_te": y[n:], "max_deg": max_deg}
+    return {"np": np, "x_tr": x[:n].copy(), "y_tr": y[:n].copy(), "x_te": x[n:].copy(), "y_te": y[n:].copy(),
+            "max_deg": max_deg}
 
 
 # site percolation: fill from the top row through open sites until nothing changes

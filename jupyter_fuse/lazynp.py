@@ -824,7 +824,57 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     return a.diagonal(offset, axis1, axis2).sum(dtype=dtype)
 
 
-FUNCS.update(diagonal=diagonal, diag=diag, trace=trace)
+def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> Any:
+    """``np.pad`` in its "constant" (a number) and "edge" modes, traced as NumPy pads: a new array with
+    the input in its middle, then each axis's borders in turn, from the array padded so far (so the
+    corners are the input's). A stencil's boundary each time step stays in the step's kernels and
+    its compiled loop. Other modes and arguments run as NumPy (which also raises NumPy's errors)."""
+    if not isinstance(array, LazyArray) or array.ndim == 0 or isinstance(pad_width, LazyArray):
+        raise Unsupported("np.pad of this array")
+    if mode not in ("constant", "edge") or set(kwargs) - ({"constant_values"} if mode == "constant" else set()):
+        raise Unsupported(f"np.pad in mode {mode!r} or with these arguments")
+    g = array._ghost()
+    if g.flags.f_contiguous and not g.flags.c_contiguous:  # (NumPy pads a Fortran-ordered array into one)
+        raise Unsupported("np.pad of a Fortran-ordered array")
+    width = np.asarray(pad_width)
+    if width.dtype.kind != "i" or width.ndim > 2 or width.size and width.min() < 0:
+        raise Unsupported("np.pad with this pad_width")
+    try:
+        pairs = [(int(a), int(b)) for a, b in np.broadcast_to(width, (array.ndim, 2))]
+    except ValueError:
+        raise Unsupported("np.pad with this pad_width") from None
+    shape = tuple(n + a + b for n, (a, b) in zip(array.shape, pairs))
+    middle = tuple(slice(a, a + n) for n, (a, _) in zip(array.shape, pairs))
+    if mode == "constant":
+        c = kwargs.get("constant_values", 0)
+        if type(c) not in (bool, int, float, complex) and not (isinstance(c, np.generic) and c.dtype.kind in "biufc"):
+            raise Unsupported("np.pad with these constant values")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (NaN into an integer array: NumPy's warning, from NumPy)
+            try:  # NumPy writes np.array(c).ravel()[0] into the borders: the same write, on one element
+                probe = np.zeros(1, array.dtype)
+                probe[0:1] = np.array(c).ravel()[0]
+            except (Warning, OverflowError, ValueError, TypeError):
+                raise Unsupported("np.pad with this constant") from None
+            fill = probe[0]
+        out = full(shape, fill, array.dtype)
+        out[middle] = array
+        return out
+    if array.size == 0:
+        raise Unsupported("np.pad of an empty array by its edges")
+    out = zeros(shape, array.dtype)
+    out[middle] = array
+    for axis, (a, b) in enumerate(pairs):
+        n = array.shape[axis]
+        before, after = (slice(None),) * axis, middle[axis + 1:]  # (NumPy's region: corners once)
+        if a:
+            out[before + (slice(0, a),) + after] = out[before + (slice(a, a + 1),) + after]
+        if b:
+            out[before + (slice(a + n, a + n + b),) + after] = out[before + (slice(a + n - 1, a + n),) + after]
+    return out
+
+
+FUNCS.update(diagonal=diagonal, diag=diag, trace=trace, pad=pad)
 
 
 SUBMODULE_FUNCS: dict[str, dict[str, Callable]] = {"linalg": {"norm": norm}}  # np.linalg.norm

@@ -7,6 +7,8 @@ user can observe. The minimized cases the program generator (tests/fuzz) found l
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from harness import check
@@ -509,6 +511,36 @@ def test_diagonals_are_read_only_views(source, opts):
     a row and one) and np.trace its sum; other layouts, axes and np.diag of a vector run as NumPy."""
     check(source, "A = np.arange(12.0).reshape(3, 4); S = np.arange(9).reshape(3, 3).astype(np.int32); "
                   "v = np.array([1.0, 2.0]); F = np.asfortranarray(A); E = np.zeros((0, 3))", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("p = np.pad(A * 2, 1)", "p = np.pad(A + 1, ((1, 2), (0, 3)), mode='edge')", "p = np.pad(A * 1, 2, 'edge')",
+       "p = np.pad(v * 2, (3, 1), mode='constant', constant_values=-1.5)", "p = np.pad(i * 1, 1, constant_values=300)",
+       "p = np.pad(A[:, 1:] * 1, [(0, 0), (2, 2)], mode='edge')", "p = np.pad(E * 2, 1)", "p = np.pad(E * 2, 1, mode='edge')",
+       "p = np.pad(F * 2, 1)", "p = np.pad(A * 2, 1, mode='reflect')", "p = np.pad(T * 1, ((1, 0), (0, 1), (2, 2)), mode='edge')",
+       "p = np.pad(A * 1, 1.5)", "p = np.pad(A * 1, -1)", "p = np.pad(i * 1, 2, constant_values=np.nan)",
+       "p = np.pad(A * 1, (1,), constant_values=np.float32(2.5))", "p = np.pad(A.T * 1, ((2, 1), (1, 0)), 'edge')",
+       "p = np.pad(v[::2] + 1, 2, 'edge')\np[0] = 9.0", "p = np.pad(A * 1, 0)", "p = np.pad(i > 0, 1, constant_values=True)",
+       "u = A * 1\nfor k in range(3):\n    up = np.pad(u, 1, mode='edge')\n    u = u + 0.2 * (up[:-2, 1:-1] + up[2:, 1:-1] - 2 * u)")
+def test_pad_is_traced_in_its_constant_and_edge_modes(source, opts):
+    """np.pad (constant, edge) is traced as NumPy pads; other modes, bad widths and NaN into integers run
+    as NumPy, with its values and errors."""
+    check(source, "A = np.arange(12.0).reshape(3, 4); v = np.array([1.0, -2.0, 3.0]); i = np.array([1, 2], np.int8); "
+                  "E = np.zeros((0, 3)); F = np.asfortranarray(A); T = np.arange(24).reshape(2, 3, 4)", **opts)
+
+
+def test_a_padded_stencil_loop_replays_as_one_compiled_program():
+    """np.pad(u, 1, mode="edge") each step stays in the step's kernels: the replay's loop rolls up."""
+    src = "for k in range(30):\n    up = np.pad(u, 1, mode='edge')\n    u = u + 0.2 * (up[:-2, 1:-1] + up[2:, 1:-1] - 2 * u)\n"
+    setup = lambda: {"np": np, "u": np.arange(30.0).reshape(5, 6)}  # noqa: E731
+    ref, runs = setup(), [setup(), setup()]
+    exec(src, ref)
+    first, again = (jf.run_cell(src, ns, "cpu") for ns in runs)
+    assert not first.fallbacks, first.fallbacks
+    rolled = re.search(r"(\d+) iterations of", again.program)  # (the first step's kernels differ: u is an input)
+    assert again.cache == "hit" and rolled and int(rolled.group(1)) >= 29, (again.program, again.program_note)
+    for ns in runs:
+        np.testing.assert_array_equal(ns["u"], ref["u"])
 
 
 def test_a_diagonal_is_traced_not_run_outside_the_trace():
