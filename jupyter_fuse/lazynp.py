@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import lazyrandom, views
-from .ops import UFUNC_REDUCE, UFUNCS
+from .ops import OPS, UFUNC_REDUCE, UFUNCS
 from .session import active
 from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand,
                     scalar_as_array, session, ufunc_out, wrap_array)
@@ -174,6 +174,8 @@ def _device_call(s: Any, func: Callable, twin: str, args: tuple, kwargs: dict, w
     lazies = [a for a in leaves if isinstance(a, LazyArray)]
     if not lazies or any(isinstance(a, np.ndarray) and not isinstance(a, LazyArray) for a in leaves):
         return None  # a host array among the arguments: NumPy on the host
+    if any(lz.ndim > 1 and not lz._ghost().flags.c_contiguous for lz in lazies):
+        return None  # (NumPy lays some results out as their argument, a transpose's cumsum; CuPy in C order)
     others = list({id(lz): lz for lz in lazies}.values())
     values = s.evaluate([lz._current() for lz in others])
     sub = {id(lz): v for lz, v in zip(others, values)}
@@ -874,7 +876,33 @@ def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> An
     return out
 
 
-FUNCS.update(diagonal=diagonal, diag=diag, trace=trace, pad=pad)
+def scan(op: str, a: Any, axis: Any, dtype: Any = None) -> LazyArray:
+    """``np.cumsum``/``cumprod`` (and the methods): not elementwise, so NumPy computes them, as a kernel of
+    their own in the graph (``single``, as a matmul): no flush of the pending work before them (a random
+    walk's positions each step), and a compiled replay calls them inside its loop. Exactly NumPy's."""
+    a = _lazy(a)
+    if axis is not None and not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
+        raise Unsupported(f"np.{op} along this axis")
+    if axis is not None and a.ndim > 1 and not a._ghost().flags.c_contiguous:
+        raise Unsupported(f"np.{op} of an array not in C order (NumPy lays the result out as the array)")
+    kw: dict[str, Any] = {"axis": None if axis is None else int(axis)}
+    if dtype is not None:
+        kw["dtype"] = np.dtype(dtype).str
+    r = OPS[op].fn(np.zeros((1,) * a.ndim, a.dtype), **kw)  # NumPy's dtype, and its errors (a bad axis)
+    shape = (a.size,) if axis is None else a.shape  # (axis=None: of the flattened array)
+    return fresh(session().bind(op, (a._current(),), tuple(kw.items()), r.dtype, shape))
+
+
+def _scan(op: str) -> Callable:
+    def fn(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        if out is not None:  # (by keyword, so that the call is seen to write there, however it was given)
+            return eager_call(OPS[op].fn, (a,), {"axis": axis, "dtype": dtype, "out": out}, f"np.{op}",
+                              f"np.{op} with out= is not traced")
+        return scan(op, a, axis, dtype)
+    return fn
+
+
+FUNCS.update(diagonal=diagonal, diag=diag, trace=trace, pad=pad, cumsum=_scan("cumsum"), cumprod=_scan("cumprod"))
 
 
 SUBMODULE_FUNCS: dict[str, dict[str, Callable]] = {"linalg": {"norm": norm}}  # np.linalg.norm

@@ -74,6 +74,10 @@ UFUNC_REDUCE = {
 }
 
 OPS["matmul"] = OpInfo("matmul", "library", np.matmul, 2)
+# NumPy's scans, run by NumPy as a kernel of their own inside the graph (``lazynp.scan``); their params
+# are the call's keywords
+for _fn in (np.cumsum, np.cumprod):
+    OPS[_fn.__name__] = OpInfo(_fn.__name__, "library", _fn, 1)
 # A copy made by reshape when NumPy cannot reshape as a view.
 OPS["reshape"] = OpInfo("reshape", "movement", np.reshape, 1)
 

@@ -1058,6 +1058,20 @@ class LazyArray:
 
         return dot(self, other)
 
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return self._library("cumsum", axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return self._library("cumprod", axis, dtype=dtype, out=out)
+
+    def _library(self, name: str, *args: Any, **kw: Any) -> Any:
+        from .lazynp import FUNCS, eager_method
+
+        try:
+            return FUNCS[name](self, *args, **kw)
+        except Unsupported:
+            return eager_method(self, name)(*args, **kw)
+
     def conj(self) -> "LazyArray":
         return elementwise("conjugate", [self])
 

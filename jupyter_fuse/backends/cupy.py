@@ -139,6 +139,8 @@ def single_route(node: Node) -> tuple[str, str]:
         return "numpy", "CuPy is not installed"
     if op == "matmul":
         return "cupy", "cupy.matmul (cuBLAS)"
+    if op in ("cumsum", "cumprod"):
+        return "cupy", f"cupy.{op}"  # (as its device twin: DEVICE_TWINS)
     if op in ("view", "reshape", "astype", "copy", "setitem"):
         return "cupy", f"CuPy {op}"
     if op in ("arange", "linspace"):

@@ -543,6 +543,26 @@ def test_a_padded_stencil_loop_replays_as_one_compiled_program():
         np.testing.assert_array_equal(ns["u"], ref["u"])
 
 
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("c = np.cumsum(A * 2)", "c = np.cumsum(A + 1, axis=1)", "c = np.cumsum(A * 1, axis=-2, dtype=np.float32)",
+       "c = (A * 2).cumsum(0)", "c = np.cumprod(A[:, 1:] + 1, axis=1)", "c = np.cumsum(b * 1)", "c = np.cumsum(i * 1)",
+       "c = np.cumsum(A * 2, axis=2)", "c = np.cumsum(s * 2)", "c = (v * -1).cumprod(dtype=np.int16)",
+       "c = np.cumsum(A.T * 1, axis=0)\nd = c[1:] - c[:-1]", "c = np.cumsum(E * 2, axis=0)", "c = np.cumsum(A * 1, axis=1.0)",
+       "c = np.cumsum(v * 2, axis=0)\nc[0] = 9.0\nd = v + c", "c = np.cumprod(i * 3, dtype=np.uint8)",
+       "w = A * 1\nfor k in range(3):\n    w = np.cumsum(w, axis=1) / 10.0")
+def test_scans_are_numpys_own_kernels(source, opts):
+    """np.cumsum/cumprod (and the methods) are ops of the graph NumPy computes: NumPy's values, dtypes,
+    shapes and errors."""
+    check(source, "A = np.arange(12.0).reshape(3, 4) % 5; v = np.array([3.0, -1.0, 3.0, 2.0]); b = np.array([True, False, True]); "
+                  "i = np.array([100, 50], np.int8); s = np.float64(2.5); E = np.zeros((0, 3))", **opts)
+
+
+def test_a_scan_in_a_loop_is_a_kernel_of_the_step_not_a_call_outside_the_trace():
+    r = jf.run_cell("w = A * 1\nfor k in range(3):\n    w = np.cumsum(w, axis=1) / 10.0\n    s = w.cumprod()[::-1]",
+                    {"np": np, "A": np.arange(12.0).reshape(3, 4)}, "cpu")
+    assert not r.fallbacks and not r.syncs, (r.fallbacks, r.syncs)
+
+
 def test_a_diagonal_is_traced_not_run_outside_the_trace():
     r = jf.run_cell("P = A * 2\nd = np.diag(P) + np.trace(P)", {"np": np, "A": np.arange(9.0).reshape(3, 3)}, "cpu")
     assert all(k["kind"] != "eager" for k in r.kernel_list), [k["ops"] for k in r.kernel_list]
