@@ -902,7 +902,144 @@ def _scan(op: str) -> Callable:
     return fn
 
 
-FUNCS.update(diagonal=diagonal, diag=diag, trace=trace, pad=pad, cumsum=_scan("cumsum"), cumprod=_scan("cumprod"))
+# -- NumPy functions written in NumPy, traced as NumPy writes them (the same ops, in the same order) ------
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, **kw: Any) -> Any:
+    """``np.average`` without weights is NumPy's ``a.mean(axis)``."""
+    if weights is not None or returned or set(kw) - {"keepdims"}:
+        raise Unsupported("np.average with weights")
+    return FUNCS["mean"](_lazy(a), axis, **kw)
+
+
+def ptp(a: Any, axis: Any = None, out: Any = None, **kw: Any) -> Any:
+    """``np.ptp``: NumPy's ``maximum.reduce - minimum.reduce``."""
+    a = _lazy(a)
+    if out is not None or a.dtype.kind == "b" or set(kw) - {"keepdims"}:
+        raise Unsupported("np.ptp with out= or of booleans")
+    return FUNCS["max"](a, axis, **kw) - FUNCS["min"](a, axis, **kw)
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
+    """``np.nan_to_num`` of a real array: NumPy's three ``copyto(..., where=)`` as selects, the
+    replacements cast to the array's dtype as ``copyto`` casts them; other dtypes come back copied."""
+    x = _lazy(x)
+    if not copy or x.ndim == 0 or x.dtype.kind == "c":
+        raise Unsupported("np.nan_to_num in place, of a scalar or of complex numbers")
+    if x.dtype.kind != "f":
+        return x.copy()
+    info = np.finfo(x.dtype)
+    values = [nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf]
+    if any(type(v) not in (int, float) and not isinstance(v, (np.integer, np.floating)) for v in values):
+        raise Unsupported("np.nan_to_num with these values")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a value the dtype overflows on: NumPy's warning, from NumPy)
+        try:
+            fills = [np.array(v).astype(x.dtype, casting="same_kind")[()] for v in values]
+        except (Warning, TypeError):
+            raise Unsupported("np.nan_to_num with these values") from None
+    out = where(elementwise("isnan", [x]), fills[0], x)
+    out = where(x == np.inf, fills[1], out)
+    return where(x == -np.inf, fills[2], out)
+
+
+def _tri(shape: tuple[int, ...], k: int) -> LazyArray:
+    """``np.tri(*shape, k=k, dtype=bool)``, NumPy's ``greater_equal.outer(arange(N), arange(-k, M - k))``,
+    made in the graph (no mask to copy to a device)."""
+    n, m = (shape[0], shape[0]) if len(shape) == 1 else shape
+    k = operator.index(k)
+    return arange(n)[:, None] >= arange(-k, m - k)[None, :]
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    """``np.tril``: NumPy's ``where(tri(...), m, zeros(1, m.dtype))``."""
+    m = _lazy(m)
+    if m.ndim == 0:
+        raise Unsupported("np.tril of a scalar")
+    return where(_tri(m.shape[-2:], k), m, zeros(1, m.dtype))
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    """``np.triu``: NumPy's ``where(tri(..., k - 1), zeros(1, m.dtype), m)``."""
+    m = _lazy(m)
+    if m.ndim == 0:
+        raise Unsupported("np.triu of a scalar")
+    return where(_tri(m.shape[-2:], k - 1), zeros(1, m.dtype), m)
+
+
+def column_stack(tup: Any) -> Any:
+    """``np.column_stack``: vectors as columns, then one concatenate along axis 1."""
+    if type(tup) not in (list, tuple):
+        raise Unsupported("np.column_stack of this sequence")
+    parts = [_lazy(v) for v in tup]
+    return concatenate([p.reshape(-1, 1) if p.ndim < 2 else p for p in parts], 1)
+
+
+def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
+    """``np.isclose`` as NumPy computes it: ``|x - y| <= atol + rtol * |y|`` where y is finite, or
+    ``x == y``; y in an inexact dtype first."""
+    if any(type(t) not in (int, float) or not np.isfinite(t) for t in (rtol, atol)):
+        raise Unsupported("np.isclose with these tolerances")
+    x, y = (v if type(v) in (int, float, complex) else _lazy(v) for v in (a, b))
+    if isinstance(y, LazyArray):
+        if y.dtype.kind == "m":
+            raise Unsupported("np.isclose of timedeltas")
+        dt = np.result_type(y.dtype, 1.0)
+        if dt != y.dtype:
+            y = y.astype(dt)
+    elif isinstance(y, int):
+        y = float(y)
+    with np.errstate(invalid="ignore"):
+        result = (abs(x - y) <= atol + rtol * abs(y)) & elementwise("isfinite", [y]) | (x == y)
+        if equal_nan:
+            result = result | elementwise("isnan", [x]) & elementwise("isnan", [y])
+    if not isinstance(result, LazyArray) or result.ndim == 0 and not result.scalar:
+        raise Unsupported("np.isclose of 0-d arrays")  # (NumPy gives a scalar: result[()])
+    return result
+
+
+def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> bool:
+    """``np.allclose``: NumPy's ``bool(all(isclose(...)))``, a value Python reads."""
+    return bool(FUNCS["all"](isclose(a, b, rtol, atol, equal_nan)))
+
+
+def tile(A: Any, reps: Any) -> Any:
+    """``np.tile`` of a C-ordered array: the array broadcast along a new axis before each axis it
+    repeats, then copied into the tiled shape (values moved, as NumPy moves them)."""
+    A = _lazy(A)
+    try:
+        tup = tuple(operator.index(r) for r in reps) if isinstance(reps, (tuple, list)) else (operator.index(reps),)
+    except TypeError:
+        raise Unsupported("np.tile with these repetitions") from None
+    if any(r < 0 for r in tup) or not A._ghost().flags.c_contiguous:
+        raise Unsupported("np.tile with these repetitions or of this layout")
+    c = A.reshape((1,) * (len(tup) - A.ndim) + A.shape) if len(tup) > A.ndim else A
+    tup = (1,) * (c.ndim - len(tup)) + tup
+    if all(t == 1 for t in tup):
+        return c.copy()
+    inner = tuple(d for n in c.shape for d in (1, n))
+    wide = broadcast_to(c.reshape(inner), tuple(d for t, n in zip(tup, c.shape) for d in (t, n)))
+    return wide.copy().reshape(tuple(t * n for t, n in zip(tup, c.shape)))  # (a copy, then a view of it)
+
+
+def repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
+    """``np.repeat`` by one count: each element (each slice along ``axis``) broadcast along a new axis
+    after it, then copied into the repeated shape."""
+    a = _lazy(a)
+    if type(repeats) is not int and not isinstance(repeats, np.integer) or repeats < 0 or isinstance(axis, LazyArray):
+        raise Unsupported("np.repeat by counts per element")
+    if axis is None:
+        a, axis = a.ravel(), 0
+    if a.ndim == 0 or not a.size or not repeats:  # (NumPy's empty result has strides of its own)
+        raise Unsupported("np.repeat of a scalar along an axis, or into nothing")
+    ax = normalize_axis_tuple(axis, a.ndim)[0]
+    head, tail = a.shape[:ax + 1], a.shape[ax + 1:]
+    wide = broadcast_to(a.reshape(head + (1,) + tail), head + (int(repeats),) + tail)
+    return wide.copy().reshape(a.shape[:ax] + (a.shape[ax] * int(repeats),) + tail)
+
+
+FUNCS.update(diagonal=diagonal, diag=diag, trace=trace, pad=pad, cumsum=_scan("cumsum"), cumprod=_scan("cumprod"),
+             average=average, ptp=ptp, nan_to_num=nan_to_num, tril=tril, triu=triu, column_stack=column_stack,
+             isclose=isclose, allclose=allclose, tile=tile, repeat=repeat)
 
 
 SUBMODULE_FUNCS: dict[str, dict[str, Callable]] = {"linalg": {"norm": norm}}  # np.linalg.norm

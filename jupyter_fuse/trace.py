@@ -1064,6 +1064,12 @@ class LazyArray:
     def cumprod(self, axis=None, dtype=None, out=None):
         return self._library("cumprod", axis, dtype=dtype, out=out)
 
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return self._library("trace", offset, axis1, axis2, dtype, out)
+
+    def repeat(self, repeats, axis=None):
+        return self._library("repeat", repeats, axis)
+
     def _library(self, name: str, *args: Any, **kw: Any) -> Any:
         from .lazynp import FUNCS, eager_method
 

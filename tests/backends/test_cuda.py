@@ -299,7 +299,7 @@ def test_numpy_fallback_transfers_are_recorded_with_the_fallback():
                                                                   ("d2h", "z")]
 
 
-TWINS = ("y = np.exp(X) - 1\ns = np.sort(y, axis=0)\nc = np.tile(y * 3, 1)\nu = np.triu(np.floor(y * 10), 2)\n"
+TWINS = ("y = np.exp(X) - 1\ns = np.sort(y, axis=0)\nc = np.diff(y * 3, axis=1, prepend=0.0)\nu = np.triu(np.floor(y * 10), 2)\n"
          "n = np.diff(np.arange(12, dtype=np.int8) * 20, prepend=np.int8(0)).cumsum()\nz = s * 2 + c")
 
 
@@ -307,9 +307,9 @@ def test_untraced_functions_with_a_cupy_twin_run_on_the_device_without_copies():
     f = dry(TWINS, SETUP)  # values and dtypes are NumPy's (n: int32 diff, cumsum to int64, as NumPy)
     r = f.report
     on_device = {k["ops"][0]: k["route"] for k in r.kernel_list if k.get("route", "").endswith("(on the device)")}
-    assert on_device == {"np.sort": "cupy.sort (on the device)", "np.tile": "cupy.tile (on the device)",
-                         "np.triu": "cupy.triu (on the device)", "np.diff": "cupy.diff (on the device)"}
+    assert on_device == {"np.sort": "cupy.sort (on the device)", "np.diff": "cupy.diff (on the device)"}
     assert [k["route"] for k in r.kernel_list if k["ops"] == ["cumsum"]] == ["cupy.cumsum"]  # (traced: a kernel)
+    assert {fb["op"] for fb in r.fallbacks} == {"np.sort", "np.diff"}  # (np.triu: traced, a select)
     assert all("on the GPU, where its arguments are" in fb["reason"] and not fb.get("transfers")
                for fb in r.fallbacks)
     # X goes in once; every other copy is a result coming back at the end: no round trip for the calls
@@ -325,24 +325,28 @@ def test_untraced_functions_with_a_cupy_twin_run_on_the_device_without_copies():
 def test_a_twin_with_other_dtype_rules_gives_numpys_dtype(monkeypatch):
     real = jc.DryRunBackend._twin  # a CuPy that summed int32 into int32 (or refused an argument)
     monkeypatch.setattr(jc.DryRunBackend, "_twin", lambda self, f, t, a, k: real(self, f, t, a, k).astype(np.int32))
-    f = dry("n = np.tile(np.arange(12, dtype=np.int16) * 2, 2)\nm = n * 2", "")
-    assert f.report.kernel_list[1]["route"] == "cupy.tile (on the device)"
+    f = dry("n = np.diff(np.arange(12, dtype=np.int16) * 2, prepend=np.int16(0))\nm = n * 2", "")
+    assert f.report.kernel_list[1]["route"] == "cupy.diff (on the device)"
     monkeypatch.setattr(jc.DryRunBackend, "_twin", lambda self, f, t, a, k: 1 / 0)
-    f = dry("n = np.tile(np.arange(12, dtype=np.int16) * 2, 2)\nm = n * 2", "")
+    f = dry("n = np.diff(np.arange(12, dtype=np.int16) * 2, prepend=np.int16(0))\nm = n * 2", "")
     assert not any(k.get("route") for k in f.report.kernel_list if k.get("fallback"))  # NumPy on the host
 
 
 @pytest.mark.parametrize("src", [
-    "r = np.diff(y.reshape(2, 2), prepend=0.0)", "r = np.repeat(y, 2)", "r = y.repeat(3, axis=0)",
-    "r = np.tile(y, (2, 2))", "r = np.nonzero(y > 4)", "r = (y > 4).nonzero()", "r = np.argwhere(y > 4)",
+    "r = np.diff(y.reshape(2, 2), prepend=0.0)", "r = np.nonzero(y > 4)", "r = (y > 4).nonzero()", "r = np.argwhere(y > 4)",
     "r = np.flatnonzero(y > 4)", "r = np.searchsorted(np.sort(y), y[::-1], side='right')",
-    "r = np.bincount(i % 3, weights=y, minlength=5)", "r = np.tril(np.outer(y, y), -1)",
-    "r = np.repeat(y, np.int64(2))", "r = np.bincount(i)",
+    "r = np.bincount(i % 3, weights=y, minlength=5)", "r = np.bincount(i)",
 ])
 def test_untraced_calls_with_a_cupy_twin_match_numpy_on_the_device(src):
     f = dry("y = x * 2\ni = np.arange(4)\n" + src, "x = np.arange(4.0)")
     routes = [k.get("route") for k in f.report.kernel_list if k.get("fallback")]
     assert routes and all(r.endswith("(on the device)") for r in routes), routes
+
+
+def test_functions_numpy_writes_in_numpy_are_traced_on_the_device_too():
+    f = dry("y = x * 2\nr = np.tile(y, (2, 2))\nq = y.repeat(3, axis=0)\nt = np.tril(np.outer(y, y), -1)\n"
+            "c = np.cumsum(y)", "x = np.arange(4.0)")
+    assert not f.report.fallbacks, f.report.fallbacks
 
 
 # A NumPy call writing into a device array through a positional out= wrote a host copy of it, which the

@@ -563,6 +563,37 @@ def test_a_scan_in_a_loop_is_a_kernel_of_the_step_not_a_call_outside_the_trace()
     assert not r.fallbacks and not r.syncs, (r.fallbacks, r.syncs)
 
 
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("r = np.average(A * 2)", "r = np.average(A * 2, axis=1)", "r = np.average(A * 2, axis=0, keepdims=True)",
+       "r = np.average(A, weights=A)", "r = np.average(i * 1)", "r = np.ptp(A * 2)", "r = np.ptp(A * 2, axis=0)",
+       "r = np.ptp(i * 1, axis=0, keepdims=True)", "r = np.ptp(i > 0)", "r = np.nan_to_num(N * 2)",
+       "r = np.nan_to_num(N * 1, nan=-1.0, posinf=9.0)", "r = np.nan_to_num((N * 1).astype(np.float32))",
+       "r = np.nan_to_num(i * 1)", "r = np.nan_to_num(N * 1, copy=False)", "r = np.nan_to_num(N[0] * 1)",
+       "r = np.nan_to_num((N * 1).astype(np.float32), posinf=1e300)", "r = np.tril(A * 2)", "r = np.triu(A * 2, 1)",
+       "r = np.tril(v * 2, -1)", "r = np.triu(T * 1, -1)", "r = np.column_stack([v, v * 2])",
+       "r = np.column_stack((A * 1, v[:3] * 2))", "r = np.column_stack([v * 2, v.astype(np.int8)])",
+       "r = np.isclose(A * 2, A + A)", "r = np.isclose(v * 1, 3.0)", "r = np.isclose(i * 1, i * 1 + 1, atol=1)",
+       "r = np.isclose(N * 1, N * 1)", "r = np.isclose(N * 1, N * 1, equal_nan=True)", "r = np.isclose(v * 1, v[::-1])",
+       "r = np.isclose(v.sum(), 2.0)", "r = np.allclose(A * 2, A + A + 1e-9)", "r = np.allclose(v * 1, v * 1.1)",
+       "r = np.tile(v * 2, 3)", "r = np.tile(A * 2, (2, 1))", "r = np.tile(v * 2, (2, 2))", "r = np.tile(A * 1, 1)",
+       "r = np.tile(i * 1, (1, 1, 2))", "r = np.tile(A.T * 1, 2)", "r = np.tile(v * 2, 0)", "r = np.repeat(v * 2, 3)",
+       "r = np.repeat(A * 2, 2, axis=0)", "r = (A * 2).repeat(2, axis=-1)", "r = np.repeat(A * 1, 2)",
+       "r = np.repeat(v * 1, [1, 2, 0, 1])", "r = np.repeat(s * 2, 2)", "r = (A * 2).trace()", "r = (A * 2).trace(1)",
+       "r = np.repeat(i * 1, 0)")
+def test_functions_numpy_writes_in_numpy_are_traced_as_it_writes_them(source, opts):
+    """np.average (no weights), ptp, nan_to_num, tril/triu, column_stack, isclose/allclose, tile, repeat and
+    .trace(): the ops NumPy's own Python makes, in its order; other arguments run as NumPy."""
+    check(source, "A = np.arange(12.0).reshape(3, 4) % 5; v = np.array([3.0, -1.0, 3.0, 2.0]); i = np.array([100, 50], np.int8); "
+                  "N = np.array([[np.nan, np.inf], [-np.inf, 1.5]]); T = np.arange(24.0).reshape(2, 3, 4); s = np.float64(2.5)",
+          **opts)
+
+
+def test_a_convergence_test_by_allclose_is_a_sync_of_the_step_not_a_call_outside_it():
+    r = jf.run_cell("for k in range(50):\n    y = 0.5 * (x + 2.0 / x)\n    if np.allclose(x, y):\n        break\n    x = y",
+                    {"np": np, "x": np.linspace(1.0, 2.0, 8)}, "cpu")
+    assert not r.fallbacks and r.syncs, (r.fallbacks, r.syncs)
+
+
 def test_a_diagonal_is_traced_not_run_outside_the_trace():
     r = jf.run_cell("P = A * 2\nd = np.diag(P) + np.trace(P)", {"np": np, "A": np.arange(9.0).reshape(3, 3)}, "cpu")
     assert all(k["kind"] != "eager" for k in r.kernel_list), [k["ops"] for k in r.kernel_list]
