@@ -202,3 +202,31 @@ def test_sync_mode_compiles_every_kernel_where_it_first_runs(monkeypatch, tmp_pa
     r = jupyter_fuse.run_cell(CELL.format(k=5), {"np": np, "x": np.linspace(0.1, 3.0, 10)}, backend="cpu", cache=False)
     (k,) = r.kernel_list
     assert "fallback" not in k and k["cache"] in ("compiled", "disk")
+
+
+def test_the_objects_alive_before_a_cell_are_frozen_out_of_the_collector_while_it_runs():
+    """A traced loop allocates enough for full collections; each would walk numba's objects (0.15-0.35 s):
+    the objects older than the cell are frozen (``gc.freeze``) until it ends, then collected as before."""
+    import gc
+
+    seen = []
+    ns = {"np": np, "x": np.arange(4.0), "probe": lambda: seen.append(gc.get_freeze_count())}
+    jupyter_fuse.run_cell("y = x * 2\nprobe()\nz = y + 1", ns, "cpu", cache=False)
+    assert seen and seen[0] > 1000, seen
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_kernel_launched_again_from_another_plan_asks_numba_for_no_types(monkeypatch):
+    """Each eval of a traced loop writing another row makes launchers of its own (its plan is moved onto other
+    nodes); the entry point of a kernel already compiled for these argument types is found without numba's
+    ``typeof`` (~15 us an array)."""
+    src = "for i in range(6):\n    x = x * 0.5 + 1.0\n    traj[i] = x\n    s = float(x.sum())\n"
+    ns = {"np": np, "x": np.arange(8.0), "traj": np.zeros((6, 8))}
+    jupyter_fuse.run_cell(src, dict(ns), "cpu", cache=False)
+    compiler.wait(60)
+    numba = cpu._import_numba()
+    asked = []
+    real = numba.typeof
+    monkeypatch.setattr(numba, "typeof", lambda *a, **k: asked.append(a) or real(*a, **k))
+    jupyter_fuse.run_cell(src, dict(ns), "cpu", cache=False)
+    assert not asked, len(asked)
