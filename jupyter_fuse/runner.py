@@ -73,7 +73,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
             engine.attach(CellContext(s, ns))
         result: Any = None
         t0 = time.perf_counter()
-        with s.activate():
+        with s.activate(), compiler.old_objects_frozen():
             try:
                 try:
                     exec(body, ns)

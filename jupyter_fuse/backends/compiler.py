@@ -18,11 +18,12 @@ background is idle (a benchmark's "kernels compiled" runs, a test of this module
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import os
 import queue
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 # elements times ops: below this a kernel's NumPy run (a few ns an element an op: under 50 ms) costs
 # far less than waiting for numba (0.3-1.5 s a kernel); past it the kernel compiles where it runs
@@ -52,24 +53,34 @@ _CELLS = [0]  # cells running now
 class _CellRunning:
     """While a cell runs, no compile starts (one already started finishes): the cell's own Python and
     NumPy calls would share the GIL with numba's. Compiles run between cells, as the user reads.
-    The objects alive when the cell starts are frozen out of the garbage collector until it ends
-    (``gc.freeze``): a traced loop allocates enough to trigger full collections, each of which would
-    walk numba's tens of thousands of objects (0.15-0.35 s, found inside lorenz_rk4's traced run).
     (A class, not a generator: a replay pays for this twice per run.)"""
 
     def __enter__(self) -> None:
         with _IDLE:
             _CELLS[0] += 1
-            if _CELLS[0] == 1:
-                gc.freeze()
 
     def __exit__(self, *exc: Any) -> None:
         with _IDLE:
             _CELLS[0] -= 1
-            if not _CELLS[0]:
-                gc.unfreeze()  # (the cell's garbage and the older are collected as before, from now on)
-                if _THREAD:
-                    _IDLE.notify_all()
+            if _THREAD and not _CELLS[0]:
+                _IDLE.notify_all()
+
+
+@contextlib.contextmanager
+def old_objects_frozen() -> Iterator[None]:
+    """A traced cell: the objects alive when it starts are frozen out of the garbage collector until it
+    ends (``gc.freeze``). Tracing a loop allocates enough to trigger full collections, each of which would
+    walk numba's tens of thousands of objects (0.16 and 0.34 s inside lorenz_rk4's traced run). Not for
+    a replay, which allocates little: measured, freezing made its runs 1-2 ms slower and one first
+    compiled replay of kalman 25 ms slower."""
+    if gc.get_freeze_count():  # (a cell inside a cell: the outer one unfreezes)
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()  # (the cell's garbage and the older are collected as before, from now on)
 
 
 _CELL_RUNNING = _CellRunning()

@@ -206,13 +206,18 @@ def test_sync_mode_compiles_every_kernel_where_it_first_runs(monkeypatch, tmp_pa
 
 def test_the_objects_alive_before_a_cell_are_frozen_out_of_the_collector_while_it_runs():
     """A traced loop allocates enough for full collections; each would walk numba's objects (0.15-0.35 s):
-    the objects older than the cell are frozen (``gc.freeze``) until it ends, then collected as before."""
+    the objects older than a traced cell are frozen (``gc.freeze``) until it ends, then collected as before."""
     import gc
 
     seen = []
     ns = {"np": np, "x": np.arange(4.0), "probe": lambda: seen.append(gc.get_freeze_count())}
     jupyter_fuse.run_cell("y = x * 2\nprobe()\nz = y + 1", ns, "cpu", cache=False)
     assert seen and seen[0] > 1000, seen
+    assert gc.get_freeze_count() == 0
+    with compiler.old_objects_frozen():  # (a cell run inside a frozen one leaves the freezing to it)
+        with compiler.old_objects_frozen():
+            pass
+        assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0
 
 
