@@ -98,7 +98,10 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     """``np.average`` without weights is NumPy's ``a.mean(axis)``."""
     if weights is not None or returned or set(kw) - {"keepdims"}:
         raise Unsupported("np.average with weights")
-    return _TRACED["mean"](_lazy(a), axis, **kw)
+    a = _lazy(a)
+    if axis is not None and not a.size:  # (NumPy divides a.size by the mean's size: an empty one raises)
+        raise Unsupported("np.average of an empty array along an axis")
+    return _TRACED["mean"](a, axis, **kw)
 
 
 def ptp(a: Any, axis: Any = None, out: Any = None, **kw: Any) -> Any:
@@ -200,8 +203,8 @@ def tile(A: Any, reps: Any) -> Any:
         tup = tuple(operator.index(r) for r in reps) if isinstance(reps, (tuple, list)) else (operator.index(reps),)
     except TypeError:
         raise Unsupported("np.tile with these repetitions") from None
-    if any(r < 0 for r in tup) or not A._ghost().flags.c_contiguous:
-        raise Unsupported("np.tile with these repetitions or of this layout")
+    if any(r < 0 for r in tup) or not A.size or not A._ghost().flags.c_contiguous:  # (an empty one: NumPy's view)
+        raise Unsupported("np.tile with these repetitions, of this layout or of nothing")
     c = A.reshape((1,) * (len(tup) - A.ndim) + A.shape) if len(tup) > A.ndim else A
     tup = (1,) * (c.ndim - len(tup)) + tup
     if all(t == 1 for t in tup):

@@ -579,13 +579,44 @@ def test_a_scan_in_a_loop_is_a_kernel_of_the_step_not_a_call_outside_the_trace()
        "r = np.tile(i * 1, (1, 1, 2))", "r = np.tile(A.T * 1, 2)", "r = np.tile(v * 2, 0)", "r = np.repeat(v * 2, 3)",
        "r = np.repeat(A * 2, 2, axis=0)", "r = (A * 2).repeat(2, axis=-1)", "r = np.repeat(A * 1, 2)",
        "r = np.repeat(v * 1, [1, 2, 0, 1])", "r = np.repeat(s * 2, 2)", "r = (A * 2).trace()", "r = (A * 2).trace(1)",
-       "r = np.repeat(i * 1, 0)")
+       "r = np.repeat(i * 1, 0)", "r = np.tile(np.zeros((0, 3)) * 1, (2, 1))",
+       "r = np.average(np.zeros((2, 0), np.int8) * 1, axis=0)")
 def test_functions_numpy_writes_in_numpy_are_traced_as_it_writes_them(source, opts):
     """np.average (no weights), ptp, nan_to_num, tril/triu, column_stack, isclose/allclose, tile, repeat and
     .trace(): the ops NumPy's own Python makes, in its order; other arguments run as NumPy."""
     check(source, "A = np.arange(12.0).reshape(3, 4) % 5; v = np.array([3.0, -1.0, 3.0, 2.0]); i = np.array([100, 50], np.int8); "
                   "N = np.array([[np.nan, np.inf], [-np.inf, 1.5]]); T = np.arange(24.0).reshape(2, 3, 4); s = np.float64(2.5)",
           **opts)
+
+
+def _function_cases(seed: int, n: int) -> list[str]:
+    """Random calls of the functions traced as NumPy writes them, on arrays of every traced dtype and of
+    empty, size-1 and 3-D shapes (a random search found the empty-array cases above)."""
+    import random
+
+    rng = random.Random(seed)
+    dtypes = ["np.float64", "np.float32", "np.int64", "np.int8", "np.uint8", "np.bool_", "np.complex128"]
+    out = []
+    for _ in range(n):
+        shape = rng.choice([(5,), (3, 4), (2, 3, 2), (1, 4), (4, 1), (0, 3), (1,), (2, 0)])
+        nd, size = len(shape), int(np.prod(shape))
+        ax = rng.choice([None] + list(range(-nd, nd)))
+        call = rng.choice([
+            f"np.pad(A, {rng.choice([0, 1, (1, 2), ((1, 0),) * nd])}, mode={rng.choice(['constant', 'edge'])!r})",
+            f"np.pad(A, 1, constant_values={rng.choice([1.5, -2, 300, True])})", f"np.cumsum(A, axis={ax})",
+            f"A.cumprod({ax})", f"np.cumsum(A, axis={ax}, dtype={rng.choice(dtypes)})", f"np.average(A, axis={ax})",
+            f"np.ptp(A, axis={ax})", "np.nan_to_num(A / (A - 1))", f"np.tril(A, {rng.randint(-2, 2)})",
+            f"np.triu(A, {rng.randint(-2, 2)})", "np.column_stack([A, A])", "np.isclose(A, A * 1.0000001)",
+            "np.isclose(A / 3, A / 3.0000001, equal_nan=True)", "np.allclose(A, A + 1e-9)",
+            f"np.tile(A, {rng.choice([2, (2, 1), (1, 2, 2), 0])})", f"np.repeat(A, {rng.choice([0, 2, 3])}, axis={ax})"])
+        out.append(f"A = (np.arange({size}).reshape({shape}) % 7 - 3).astype({rng.choice(dtypes)}) * 1\nr = {call}")
+    return out
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@pytest.mark.parametrize("source", _function_cases(11, 40))
+def test_functions_numpy_writes_in_numpy_on_random_arguments(source, opts):
+    check(source, "", **opts)
 
 
 def test_a_convergence_test_by_allclose_is_a_sync_of_the_step_not_a_call_outside_it():
