@@ -510,3 +510,27 @@ def test_an_array_of_many_parts_is_one_call_on_their_values(src, backend):
     if "for" not in src:  # (a loop over an array's items, or a sync, guards the values it read)
         twin.change(lambda ns: ns.update(x=ns["x"] + 1.0))
     assert [twin.run(src).cache for _ in range(2)] == ["hit", "hit"]
+
+
+@pytest.mark.parametrize("src", [
+    "for i in range(12):\n    c = np.cumsum(x * 0.5, axis=1)\n    x = x + 0.01 * c\n",
+    "for i in range(12):\n    p = np.pad(x, 1, mode='edge')\n    x = 0.25 * (p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:])\n",
+    "for i in range(12):\n    y = 0.5 * (x + 2.0 / (x + 1))\n    if np.allclose(x, y):\n        break\n    x = y\n",
+    "for i in range(10):\n    t = np.tile(x[0], (2, 1))\n    x = x + 0.1 * t[1:, :] - np.triu(x, 1) * 0.01\n",
+    "s = 0.0\nfor i in range(10):\n    x = np.nan_to_num(x / (x - 1.0))\n    s += float(np.ptp(x))\n",
+    "for i in range(10):\n    r = np.repeat(x[:, :2], 2, axis=1)\n    x = x * 0.9 + 0.1 * r\n    m = np.average(x, axis=0)\n",
+])
+def test_loops_of_the_functions_numpy_writes_in_numpy_replay_as_compiled_programs(src, monkeypatch):
+    """np.cumsum, np.pad, np.allclose, np.tile, np.triu, np.nan_to_num, np.ptp, np.repeat and np.average
+    are traced: a loop of them replays as one compiled program, NumPy's values on new inputs each time."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    fresh = lambda: {"np": np, "x": np.random.default_rng(1).random((4, 4)) + 0.5}  # noqa: E731
+    twin = Twin(fresh, backend="cpu")
+    assert twin.run(src).cache == "miss"
+    for _ in range(2):
+        new = fresh()
+        twin.change(lambda ns: ns.update(x=new["x"].copy()))
+        r = twin.run(src)
+        assert r.cache == "hit" and r.program, (r.miss_reasons, r.program_note)
