@@ -81,7 +81,7 @@ def scan(op: str, a: Any, axis: Any, dtype: Any = None) -> LazyArray:
     if dtype is not None:
         kw["dtype"] = np.dtype(dtype).str
     r = OPS[op].fn(np.zeros((1,) * a.ndim, a.dtype), **kw)  # NumPy's dtype, and its errors (a bad axis)
-    shape = (a.size,) if axis is None else a.shape  # (axis=None: of the flattened array)
+    shape = (a.size,) if axis is None or not a.ndim else a.shape  # (flattened; a 0-d one along axis 0 too)
     return fresh(session().bind(op, (a._current(),), tuple(kw.items()), r.dtype, shape))
 
 
@@ -119,7 +119,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, ne
     if not copy or x.ndim == 0 or x.dtype.kind == "c":
         raise Unsupported("np.nan_to_num in place, of a scalar or of complex numbers")
     if x.dtype.kind != "f":
-        return x.copy()
+        return x.copy(order="K")  # (NumPy's np.array(x, copy=True): the array's own memory order)
     info = np.finfo(x.dtype)
     values = [nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf]
     if any(type(v) not in (int, float) and not isinstance(v, (np.integer, np.floating)) for v in values):

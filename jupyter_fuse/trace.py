@@ -529,7 +529,11 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
         args = [taken if a is out else a for a in args]
     raised = None
     try:
-        res = elementwise(op, args, keep_order=False)  # (written into ``out``: its layout is out's)
+        if out.size:
+            res = elementwise(op, args, keep_order=False)  # (written into ``out``: its layout is out's)
+        else:  # NumPy's loop runs over ``out``'s elements: none, so no floating-point error is raised either
+            with np.errstate(all="ignore"):
+                res = elementwise(op, args, keep_order=False)
     except FloatingPointError as e:  # NumPy checks the error flags after the loop: ``out`` holds the results
         with np.errstate(all="ignore"):
             res, raised = elementwise(op, args, keep_order=False), e

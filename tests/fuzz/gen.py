@@ -297,7 +297,14 @@ class _Draw:
                              f"{r.choice(['', ', axis=0', ', axis=-1', ', axis=(0, -1)'])})",
                              f"np.{r.choice(['concatenate', 'stack', 'vstack', 'hstack'])}([{c}, {c}])",
                              f"np.concatenate([{c}, {c}], axis={r.choice(['-1', 'None', '1'])})",
-                             f"np.diff({c}{r.choice(['', ', 2', ', axis=0'])})"])
+                             f"np.diff({c}{r.choice(['', ', 2', ', axis=0'])})",
+                             # NumPy functions traced as NumPy writes them (lazyfuncs), or computed by it
+                             f"np.cumsum({c}{r.choice(['', ', axis=0', ', axis=-1', ', dtype=np.float32'])})",
+                             f"np.pad({c}, {r.choice(['1', '(0, 2)'])}, mode={r.choice(['constant', 'edge'])!r})",
+                             f"np.tile({c}, {r.choice(['2', '(2, 1)'])})", f"np.repeat({c}, 2{r.choice(['', ', axis=0'])})",
+                             f"np.{r.choice(['tril', 'triu'])}({c}{r.choice(['', ', 1', ', -1'])})",
+                             f"np.isclose({c}, {self.expr(depth + 1)})", f"np.ptp({c}{r.choice(['', ', axis=0'])})",
+                             f"np.nan_to_num({c})", f"np.average({c}{r.choice(['', ', axis=-1'])})"])
         return self.fancy_read()
 
     def reduction(self) -> str:

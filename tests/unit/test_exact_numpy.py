@@ -549,6 +549,7 @@ def test_a_padded_stencil_loop_replays_as_one_compiled_program():
        "c = np.cumsum(A * 2, axis=2)", "c = np.cumsum(s * 2)", "c = (v * -1).cumprod(dtype=np.int16)",
        "c = np.cumsum(A.T * 1, axis=0)\nd = c[1:] - c[:-1]", "c = np.cumsum(E * 2, axis=0)", "c = np.cumsum(A * 1, axis=1.0)",
        "c = np.cumsum(v * 2, axis=0)\nc[0] = 9.0\nd = v + c", "c = np.cumprod(i * 3, dtype=np.uint8)",
+       "c = np.cumsum(s * 2, axis=0)", "c = np.cumsum(np.conjugate(3), axis=0)", "c = np.cumsum(s * 2, axis=1)",
        "w = A * 1\nfor k in range(3):\n    w = np.cumsum(w, axis=1) / 10.0")
 def test_scans_are_numpys_own_kernels(source, opts):
     """np.cumsum/cumprod (and the methods) are ops of the graph NumPy computes: NumPy's values, dtypes,
@@ -569,6 +570,7 @@ def test_a_scan_in_a_loop_is_a_kernel_of_the_step_not_a_call_outside_the_trace()
        "r = np.ptp(i * 1, axis=0, keepdims=True)", "r = np.ptp(i > 0)", "r = np.nan_to_num(N * 2)",
        "r = np.nan_to_num(N * 1, nan=-1.0, posinf=9.0)", "r = np.nan_to_num((N * 1).astype(np.float32))",
        "r = np.nan_to_num(i * 1)", "r = np.nan_to_num(N * 1, copy=False)", "r = np.nan_to_num(N[0] * 1)",
+       "r = np.nan_to_num(A.astype(np.int8).T)", "r = np.nan_to_num(A.T * 1)",
        "r = np.nan_to_num((N * 1).astype(np.float32), posinf=1e300)", "r = np.tril(A * 2)", "r = np.triu(A * 2, 1)",
        "r = np.tril(v * 2, -1)", "r = np.triu(T * 1, -1)", "r = np.column_stack([v, v * 2])",
        "r = np.column_stack((A * 1, v[:3] * 2))", "r = np.column_stack([v * 2, v.astype(np.int8)])",
@@ -623,6 +625,15 @@ def test_a_convergence_test_by_allclose_is_a_sync_of_the_step_not_a_call_outside
     r = jf.run_cell("for k in range(50):\n    y = 0.5 * (x + 2.0 / x)\n    if np.allclose(x, y):\n        break\n    x = y",
                     {"np": np, "x": np.linspace(1.0, 2.0, 8)}, "cpu")
     assert not r.fallbacks and r.syncs, (r.fallbacks, r.syncs)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+def test_an_empty_out_raises_no_floating_point_error(opts):
+    """bench/fuzz.py seed 510166: NumPy's loop runs over ``out``'s elements; an empty ``out`` computes
+    nothing, so np.sqrt of a negative number into it raises nothing under np.errstate(invalid='raise')."""
+    check("v = b[[0, 1]] ** np.cumsum(a[:-1])\nwith np.errstate(invalid='raise'):\n    np.sqrt(a, out=(v,))\n"
+          "    w = np.sqrt(a, out=np.empty((0, 1), np.float32))",
+          "a = np.array([-1.5], np.float32); b = np.array([[1.0], [2.0], [4.0]])", **opts)
 
 
 def test_a_diagonal_is_traced_not_run_outside_the_trace():
