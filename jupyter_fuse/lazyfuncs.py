@@ -230,6 +230,23 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> Any:
     return wide.copy().reshape(a.shape[:ax] + (a.shape[ax] * int(repeats),) + tail)
 
 
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple:
+    """``np.meshgrid`` as NumPy makes it: each input as a vector along its own axis (the first two swapped
+    for "xy"), broadcast to the grid unless ``sparse``, then copied."""
+    if not copy or indexing not in ("xy", "ij") or not xi:
+        raise Unsupported("np.meshgrid without copies, or of nothing")
+    nd = len(xi)
+    ones = (1,) * nd
+    out = [_lazy(x).reshape(ones[:i] + (-1,) + ones[i + 1:]) for i, x in enumerate(xi)]
+    if indexing == "xy" and nd > 1:
+        out[0], out[1] = out[0].reshape((1, -1) + ones[2:]), out[1].reshape((-1, 1) + ones[2:])
+    if not sparse:
+        shape = np.broadcast_shapes(*(o.shape for o in out))
+        out = [broadcast_to(o, shape) for o in out]
+    return tuple(o.copy() for o in out)
+
+
 FUNCS: dict[str, Callable] = dict(
     pad=pad, cumsum=_scan("cumsum"), cumprod=_scan("cumprod"), average=average, ptp=ptp, nan_to_num=nan_to_num,
-    tril=tril, triu=triu, column_stack=column_stack, isclose=isclose, allclose=allclose, tile=tile, repeat=repeat)
+    tril=tril, triu=triu, column_stack=column_stack, isclose=isclose, allclose=allclose, tile=tile, repeat=repeat,
+    meshgrid=meshgrid)

@@ -203,6 +203,7 @@ def _fresh_ns(setup: str) -> dict:
 
 # -- drawing statements against live values -----------------------------------------------------------
 
+_IJ = ", indexing='ij'"  # (np.meshgrid's other indexing; a constant: an f-string cannot quote it)
 _BINOPS = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>", "<", "<=", "==", "!=", ">", ">="]
 _ARITH = ["+", "-", "*", "/", "//", "%", "**"]
 _PY_INT = re.compile(r"^[-+()\d* ]+$")  # an expression of Python int literals only
@@ -304,7 +305,8 @@ class _Draw:
                              f"np.tile({c}, {r.choice(['2', '(2, 1)'])})", f"np.repeat({c}, 2{r.choice(['', ', axis=0'])})",
                              f"np.{r.choice(['tril', 'triu'])}({c}{r.choice(['', ', 1', ', -1'])})",
                              f"np.isclose({c}, {self.expr(depth + 1)})", f"np.ptp({c}{r.choice(['', ', axis=0'])})",
-                             f"np.nan_to_num({c})", f"np.average({c}{r.choice(['', ', axis=-1'])})"])
+                             f"np.nan_to_num({c})", f"np.average({c}{r.choice(['', ', axis=-1'])})",
+                             f"np.meshgrid({c}, {c}{r.choice(['', _IJ, ', sparse=True'])})[{r.choice('01')}]"])
         return self.fancy_read()
 
     def reduction(self) -> str:

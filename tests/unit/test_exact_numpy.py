@@ -581,7 +581,11 @@ def test_a_scan_in_a_loop_is_a_kernel_of_the_step_not_a_call_outside_the_trace()
        "r = np.tile(i * 1, (1, 1, 2))", "r = np.tile(A.T * 1, 2)", "r = np.tile(v * 2, 0)", "r = np.repeat(v * 2, 3)",
        "r = np.repeat(A * 2, 2, axis=0)", "r = (A * 2).repeat(2, axis=-1)", "r = np.repeat(A * 1, 2)",
        "r = np.repeat(v * 1, [1, 2, 0, 1])", "r = np.repeat(s * 2, 2)", "r = (A * 2).trace()", "r = (A * 2).trace(1)",
-       "r = np.repeat(i * 1, 0)", "r = np.tile(np.zeros((0, 3)) * 1, (2, 1))",
+       "r = np.repeat(i * 1, 0)", "X, Y = np.meshgrid(v * 2, v[:3] + 1)", "X, Y = np.meshgrid(v * 2, A[0], indexing='ij')",
+       "X, Y, Z = np.meshgrid(v, v[:2] * 1, i * 1)", "g = np.meshgrid(v * 2, v * 3, sparse=True)", "g = np.meshgrid(v * 2)",
+       "X, Y = np.meshgrid(v * 2, v, copy=False)", "g = np.meshgrid()", "X, Y = np.meshgrid(A * 1, v)\nX[0, 0] = 9.0",
+       "x = np.linspace(-2.0, 1.0, 7)\nX, Y = np.meshgrid(x, x[:5])\nZ = X ** 2 + Y ** 2",
+       "r = np.tile(np.zeros((0, 3)) * 1, (2, 1))",
        "r = np.average(np.zeros((2, 0), np.int8) * 1, axis=0)")
 def test_functions_numpy_writes_in_numpy_are_traced_as_it_writes_them(source, opts):
     """np.average (no weights), ptp, nan_to_num, tril/triu, column_stack, isclose/allclose, tile, repeat and
