@@ -246,7 +246,46 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     return tuple(o.copy() for o in out)
 
 
+_SIZES = (2, 3, 5, 7, 11, 13)  # (a probe's length along each subscript letter: distinct, so its result tells them apart)
+
+
+def einsum(*operands: Any, out: Any = None, dtype: Any = None, order: str = "K", casting: str = "safe",
+           optimize: Any = False) -> LazyArray:
+    """``np.einsum`` of two or more C-ordered operands with letter subscripts: a kernel NumPy computes (as a
+    matmul), in the graph. Its result's shape and dtype are those of NumPy's einsum on small probes, one
+    length per letter; a result NumPy would lay out otherwise than in C order, ``...``, a single operand
+    (NumPy may hand back a view) and the keywords run as NumPy."""
+    if out is not None or dtype is not None or order != "K" or casting != "safe" or len(operands) < 3 \
+            or type(operands[0]) is not str or optimize is not False:  # (optimize's path, and the layout of
+        raise Unsupported("np.einsum with these arguments")  # its result, depend on the sizes, not the probes')
+    subscripts, arrays = operands[0], [_lazy(a) for a in operands[1:]]
+    terms = subscripts.replace(" ", "").partition("->")[0].split(",")
+    letters = sorted(set("".join(terms)))
+    if "." in subscripts or len(terms) != len(arrays) or len(letters) > len(_SIZES) \
+            or any(len(t) != a.ndim for t, a in zip(terms, arrays)) or any(not a._ghost().flags.c_contiguous for a in arrays):
+        raise Unsupported("np.einsum of these operands")
+    size: dict[str, int] = {}
+    for t, a in zip(terms, arrays):
+        for ch, n in zip(t, a.shape):
+            if size.setdefault(ch, n) != n:
+                raise Unsupported("np.einsum: NumPy says why")
+    probe = dict(zip(letters, _SIZES))
+    try:
+        r = np.einsum(subscripts, *[np.zeros(tuple(probe[ch] for ch in t), a.dtype) for t, a in zip(terms, arrays)])
+    except Exception:  # noqa: BLE001 - NumPy raises it again, on the real operands
+        raise Unsupported("np.einsum: NumPy says why") from None
+    scalar = not isinstance(r, np.ndarray)  # (a NumPy scalar where NumPy gives one)
+    r = np.asarray(r)
+    if not r.flags.c_contiguous or r.ndim > 1 and r.size and not r.flags.owndata:
+        raise Unsupported("np.einsum whose result is laid out otherwise")
+    by_length = {n: ch for ch, n in probe.items()}
+    shape = tuple(size[by_length[n]] for n in r.shape)
+    node = session().bind("einsum", tuple(a._current() for a in arrays), (("subscripts", subscripts),
+                                                                          ("optimize", False)), r.dtype, shape)
+    return fresh(node, scalar=scalar)
+
+
 FUNCS: dict[str, Callable] = dict(
     pad=pad, cumsum=_scan("cumsum"), cumprod=_scan("cumprod"), average=average, ptp=ptp, nan_to_num=nan_to_num,
     tril=tril, triu=triu, column_stack=column_stack, isclose=isclose, allclose=allclose, tile=tile, repeat=repeat,
-    meshgrid=meshgrid)
+    meshgrid=meshgrid, einsum=einsum)

@@ -78,6 +78,9 @@ OPS["matmul"] = OpInfo("matmul", "library", np.matmul, 2)
 # are the call's keywords
 for _fn in (np.cumsum, np.cumprod):
     OPS[_fn.__name__] = OpInfo(_fn.__name__, "library", _fn, 1)
+# np.einsum of two or more operands, NumPy's own (``lazyfuncs.einsum``); its params: subscripts, optimize
+OPS["einsum"] = OpInfo("einsum", "library", lambda *ops, subscripts, optimize: np.einsum(subscripts, *ops,
+                                                                                        optimize=optimize), 2)
 # A copy made by reshape when NumPy cannot reshape as a view.
 OPS["reshape"] = OpInfo("reshape", "movement", np.reshape, 1)
 

@@ -141,6 +141,8 @@ def single_route(node: Node) -> tuple[str, str]:
         return "cupy", "cupy.matmul (cuBLAS)"
     if op in ("cumsum", "cumprod"):
         return "cupy", f"cupy.{op}"  # (as its device twin: DEVICE_TWINS)
+    if op == "einsum":
+        return "numpy", "np.einsum on the host (CuPy's sums in another order)"
     if op in ("view", "reshape", "astype", "copy", "setitem"):
         return "cupy", f"CuPy {op}"
     if op in ("arange", "linspace"):

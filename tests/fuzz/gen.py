@@ -203,6 +203,7 @@ def _fresh_ns(setup: str) -> dict:
 
 # -- drawing statements against live values -----------------------------------------------------------
 
+_EINSUMS = ["ij,ij->i", "ij,kj->ik", "i,i", "ij,jk", "...,...->...", "ijk,ijk->k", "i,j->ij"]  # (most raise: shapes)
 _IJ = ", indexing='ij'"  # (np.meshgrid's other indexing; a constant: an f-string cannot quote it)
 _BINOPS = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>", "<", "<=", "==", "!=", ">", ">="]
 _ARITH = ["+", "-", "*", "/", "//", "%", "**"]
@@ -306,7 +307,8 @@ class _Draw:
                              f"np.{r.choice(['tril', 'triu'])}({c}{r.choice(['', ', 1', ', -1'])})",
                              f"np.isclose({c}, {self.expr(depth + 1)})", f"np.ptp({c}{r.choice(['', ', axis=0'])})",
                              f"np.nan_to_num({c})", f"np.average({c}{r.choice(['', ', axis=-1'])})",
-                             f"np.meshgrid({c}, {c}{r.choice(['', _IJ, ', sparse=True'])})[{r.choice('01')}]"])
+                             f"np.meshgrid({c}, {c}{r.choice(['', _IJ, ', sparse=True'])})[{r.choice('01')}]",
+                             f"np.einsum({r.choice(_EINSUMS)!r}, {c}, {c})"])
         return self.fancy_read()
 
     def reduction(self) -> str:

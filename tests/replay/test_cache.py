@@ -519,10 +519,11 @@ def test_an_array_of_many_parts_is_one_call_on_their_values(src, backend):
     "for i in range(10):\n    t = np.tile(x[0], (2, 1))\n    x = x + 0.1 * t[1:, :] - np.triu(x, 1) * 0.01\n",
     "s = 0.0\nfor i in range(10):\n    x = np.nan_to_num(x / (x - 1.0))\n    s += float(np.ptp(x))\n",
     "for i in range(10):\n    r = np.repeat(x[:, :2], 2, axis=1)\n    x = x * 0.9 + 0.1 * r\n    m = np.average(x, axis=0)\n",
+    "for i in range(10):\n    x = x + 0.01 * np.einsum('ij,jk->ik', x, x)\n    e = np.einsum('ij,ij', x, x)\n",
 ])
 def test_loops_of_the_functions_numpy_writes_in_numpy_replay_as_compiled_programs(src, monkeypatch):
-    """np.cumsum, np.pad, np.allclose, np.tile, np.triu, np.nan_to_num, np.ptp, np.repeat and np.average
-    are traced: a loop of them replays as one compiled program, NumPy's values on new inputs each time."""
+    """np.cumsum, np.pad, np.allclose, np.tile, np.triu, np.nan_to_num, np.ptp, np.repeat, np.average and
+    np.einsum are traced: a loop of them replays as one compiled program, NumPy's values on new inputs each time."""
     from jupyter_fuse import program
 
     monkeypatch.setattr(program, "MIN_LAUNCHES", 1)

@@ -640,6 +640,23 @@ def test_an_empty_out_raises_no_floating_point_error(opts):
           "a = np.array([-1.5], np.float32); b = np.array([[1.0], [2.0], [4.0]])", **opts)
 
 
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("r = np.einsum('ij,jk->ik', A * 2, B)", "r = np.einsum('ij,jk', A * 2, B)", "r = np.einsum('i,i->', v * 2, v)",
+       "r = np.einsum('i,i', v * 2, v)", "r = np.einsum('ij,kj->ik', A * 2, A)", "r = np.einsum('ij,jk->ki', A * 2, B)",
+       "r = np.einsum('bqd,bkd->bqk', T * 1, T)", "r = np.einsum('i,j->ij', v * 2, v[:3])", "r = np.einsum('ii->i', S * 1)",
+       "r = np.einsum('ij->ji', A * 1)", "r = np.einsum('ij,ij->i', A * 2, A)", "r = np.einsum('...j,jk', A * 2, B)",
+       "r = np.einsum('ij,jk->ik', A * 2, B, optimize=True)", "r = np.einsum('ij,jk->ik', A * 2, A)",
+       "r = np.einsum('ij,jk->ik', i2 * 2, B)", "r = np.einsum('ij,jk,kl->il', A * 2, B, B.T)",
+       "r = np.einsum('ij,jk->ik', A.T * 2, A)", "r = np.einsum('ij,jk->ik', E * 2, E.T)", "r = np.einsum('ii,ij->j', S * 1, S)",
+       "r = np.einsum('ij,jk->ik', A * 2, B, dtype=np.float32)", "r = np.einsum('ij,jk->ik', A * 2, B)\nr[0, 0] = 5.0")
+def test_einsum_of_two_or_more_operands_is_numpys_own_kernel(source, opts):
+    """np.einsum (letters, two or more C-ordered operands) is a kernel NumPy computes: its values, dtypes,
+    shapes and scalars; a single operand (a view), '...', keywords and other layouts run as NumPy."""
+    check(source, "A = np.arange(12.0).reshape(3, 4) % 5; B = np.arange(8.0).reshape(4, 2) - 3; v = np.array([3.0, -1.0, 3.0, 2.0]); "
+                  "T = np.arange(24.0).reshape(2, 3, 4); S = np.arange(9).reshape(3, 3); i2 = np.arange(12).reshape(3, 4); "
+                  "E = np.zeros((0, 3))", **opts)
+
+
 def test_a_diagonal_is_traced_not_run_outside_the_trace():
     r = jf.run_cell("P = A * 2\nd = np.diag(P) + np.trace(P)", {"np": np, "A": np.arange(9.0).reshape(3, 3)}, "cpu")
     assert all(k["kind"] != "eager" for k in r.kernel_list), [k["ops"] for k in r.kernel_list]
