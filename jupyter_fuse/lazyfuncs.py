@@ -280,8 +280,7 @@ def einsum(*operands: Any, out: Any = None, dtype: Any = None, order: str = "K",
         raise Unsupported("np.einsum whose result is laid out otherwise")
     by_length = {n: ch for ch, n in probe.items()}
     shape = tuple(size[by_length[n]] for n in r.shape)
-    node = session().bind("einsum", tuple(a._current() for a in arrays), (("subscripts", subscripts),
-                                                                          ("optimize", False)), r.dtype, shape)
+    node = session().bind("einsum", tuple(a._current() for a in arrays), (("subscripts", subscripts),), r.dtype, shape)
     return fresh(node, scalar=scalar)
 
 

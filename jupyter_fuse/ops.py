@@ -74,13 +74,12 @@ UFUNC_REDUCE = {
 }
 
 OPS["matmul"] = OpInfo("matmul", "library", np.matmul, 2)
-# NumPy's scans, run by NumPy as a kernel of their own inside the graph (``lazynp.scan``); their params
+# NumPy's scans, run by NumPy as a kernel of their own inside the graph (``lazyfuncs.scan``); their params
 # are the call's keywords
 for _fn in (np.cumsum, np.cumprod):
     OPS[_fn.__name__] = OpInfo(_fn.__name__, "library", _fn, 1)
-# np.einsum of two or more operands, NumPy's own (``lazyfuncs.einsum``); its params: subscripts, optimize
-OPS["einsum"] = OpInfo("einsum", "library", lambda *ops, subscripts, optimize: np.einsum(subscripts, *ops,
-                                                                                        optimize=optimize), 2)
+# np.einsum of two or more operands, NumPy's own (``lazyfuncs.einsum``); its param: the subscripts
+OPS["einsum"] = OpInfo("einsum", "library", lambda *ops, subscripts: np.einsum(subscripts, *ops), 2)
 # A copy made by reshape when NumPy cannot reshape as a view.
 OPS["reshape"] = OpInfo("reshape", "movement", np.reshape, 1)
 

@@ -70,9 +70,8 @@ class _CellRunning:
 def old_objects_frozen() -> Iterator[None]:
     """A traced cell: the objects alive when it starts are frozen out of the garbage collector until it
     ends (``gc.freeze``). Tracing a loop allocates enough to trigger full collections, each of which would
-    walk numba's tens of thousands of objects (0.16 and 0.34 s inside lorenz_rk4's traced run). Not for
-    a replay, which allocates little: measured, freezing made its runs 1-2 ms slower and one first
-    compiled replay of kalman 25 ms slower."""
+    walk numba's tens of thousands of objects (``bench/traced.py``: its worst runs). Not for a replay,
+    which allocates little and was slower frozen (kalman's, in a diagnostic run)."""
     if gc.get_freeze_count():  # (a cell inside a cell: the outer one unfreezes)
         yield
         return

@@ -77,8 +77,8 @@ class CpuBackend:
         self._rendered: dict[tuple, tuple[Rendered, list[Node]]] = {}  # structure -> (rendered, its nodes)
         self._programs: dict[tuple, tuple[Any, dict]] = {}  # a block's source and kernels -> its function
         self._jobs: dict[tuple[str, bool], Any] = {}  # kernel source -> its background compile (None: none)
-        # (source, parallel, argument types) -> the compiled entry point: a launcher's first launch asks numba
-        # to type its arguments (~15 us an array), and a traced loop makes a launcher per kernel per chunk
+        # (source, parallel, argument types) -> the compiled entry point: a launcher's first launch would ask
+        # numba to type its arguments, and a traced loop makes a launcher per kernel per chunk
         self._entries: dict[tuple, Any] = {}
 
     @property
@@ -417,9 +417,8 @@ def _kinds(args: list) -> tuple:
 
 def _types(args: list) -> tuple:
     """``_kinds`` without the scalars' values, which numba types by their type alone (an int by its range)."""
-    return tuple(("array", a.dtype.str, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous, a.flags.writeable)
-                 if isinstance(a, np.ndarray) else (type(a), -2 ** 63 <= a < 2 ** 63) if type(a) is int
-                 else (type(a), None) for a in args)
+    return tuple(k if k[0] == "array" else k[:2] + ((-2 ** 63 <= k[2] < 2 ** 63),) if k[1] == "int" else k[:2]
+                 for k in _kinds(args))
 
 
 def _marker(source: str, parallel: bool, kinds: tuple) -> Path:
