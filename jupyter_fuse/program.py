@@ -124,6 +124,7 @@ class Block:
     deferred: list[tuple] = field(default_factory=list)  # syncs and prints, checked after the block ran
     names: dict[Node, int] = field(default_factory=dict)  # instance node -> the variable holding it
     launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
+    steps: list[tuple] = field(default_factory=list)  # the tape's steps it holds, in order
     source: str = ""
     fn: Any = None
     entry: dict = field(default_factory=dict)  # the report's entry for the whole block
@@ -239,6 +240,7 @@ class _Builder:
             return
         if self.block is None:
             self.block = Block()
+        self.block.steps.append(step)
         frame = tmpl.frame
         local: dict[Node, Node] = {frame[i]: n for i, n in zip(tmpl.leaves, leaves)}
         local.update({frame[i]: n for i, (n, _) in zip(tmpl.outs, outs)})
@@ -276,11 +278,32 @@ class _Builder:
             if ref is not None and n in self.var_of:
                 self.var_of[ref] = self.var_of[n]
 
+    def call_step(self, step: tuple) -> bool:
+        """A call outside the trace made by the block itself, in object mode (``python_call_spec``), where
+        it is a function of the cell's arrays (and constants) that returns a new array: ``np.linalg.inv(S)``
+        each step no longer cuts the program (and its loop) in two. False: it stays a Python step."""
+        make_spec = getattr(self.backend, "python_call_spec", None)
+        got = _pure_call(step) if make_spec is not None else None
+        if got is None:
+            return False
+        key, make, nodes, out = got
+        spec = make_spec(key, make, nodes, out, step[5])
+        if spec is None:
+            return False
+        if self.block is None:
+            self.block = Block()
+        self.block.steps.append(step)
+        ins = [self.read(n.storage()) for n in nodes]
+        v = self.var_of[out] = self.new_var(out)
+        self.block.parts.append(Instr(spec, step[5]["name"], ins, [v]))
+        return True
+
     def deferred(self, step: tuple) -> None:
         if self.block is None:
             self.actions.append(step)
         else:
             self.block.deferred.append(step)
+            self.block.steps.append(step)
 
     def finish(self) -> list[tuple]:
         self.close()
@@ -301,15 +324,85 @@ def _writes_c_ordered(tmpl: Any, leaves: list[Node], specs: list) -> bool:
     return True
 
 
+def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node] | None:
+    """(key, a maker of the Python function, the array operands, the result node) for a call step a
+    program can make: positional arrays and constants in, one new C-ordered array out, nothing written
+    into (no ``out=``), no random draw (a generator's state stays Python's). None otherwise."""
+    _, func, recipe, mut, result, static, line = step
+    if mut is not None or type(func) is tuple or static is None or result is None or result[0] != "arr" \
+            or recipe is None or recipe[0] != "tuple" \
+            or str(getattr(func, "__module__", None) or "").startswith("numpy.random"):
+        return None
+    _, out, chain, _, dtype, shape = result
+    if chain or out.layout != (0, c_strides(shape, dtype.itemsize)) or not out.size:
+        return None
+    template: list[tuple] = []  # ("a", operand index) or ("v", a constant), in the call's order
+    nodes: list[Node] = []
+    for part in recipe[1][0][1]:
+        if part[0] == "node" and not part[2]:
+            template.append(("a", len(nodes)))
+            nodes.append(part[1])
+        else:
+            c = _constant(part)
+            if c is None:
+                return None
+            template.append(c)
+    kwargs = {}
+    for k, part in recipe[1][1][1]:
+        c = _constant(part)
+        if c is None:
+            return None
+        kwargs[k] = c[1]
+    if not nodes:
+        return None
+    key = ("call", func, repr(template), repr(kwargs), tuple((n.dtype, n.ndim) for n in nodes), dtype, shape, line)
+
+    def make() -> Any:
+        def call(*arrays: np.ndarray) -> None:  # (in object mode: the operands' views, then the program's array)
+            r = np.asarray(func(*[arrays[t[1]] if t[0] == "a" else t[1] for t in template], **kwargs))
+            if r.dtype != dtype or r.shape != shape:  # (the replay stops; the cell is traced instead)
+                raise ValueError(f"line {line}: a call outside the trace now returns {r.dtype}{list(r.shape)}, "
+                                 f"not {dtype}{list(shape)}")
+            arrays[-1][...] = r
+        return call
+
+    return key, make, nodes, out
+
+
+def _constant(part: tuple) -> tuple | None:
+    """("v", value) for a recipe part that is a constant the call cannot change (no list, no function
+    of ours: one that reads the session), else None."""
+    if part[0] == "lit":
+        x = part[1]
+        return None if callable(x) and not isinstance(x, type) else ("v", x)
+    if part[0] == "tuple":
+        items = [_constant(p) for p in part[1]]
+        return None if any(i is None for i in items) else ("v", tuple(i[1] for i in items))
+    return None
+
+
 def launches(entry: Any) -> int:
     """The kernel launches of one replay of the entry's tape."""
     return sum(len(step[1].plan.kernels) for step in entry.steps if step[0] == "eval")
 
 
 def build(entry: Any, backend: Any) -> Program | None:
-    """The entry's tape as a program for ``backend``, or None when nothing in it compiles."""
+    """The entry's tape as a program for ``backend``, or None when nothing in it compiles. Calls outside
+    the trace are made inside the blocks (``_Builder.call_step``) unless a block holding one grows past
+    what pays to compile (``_too_big``): then they cut the blocks, as Python steps between them."""
     if getattr(backend, "call_spec", None) is None:
         return None
+    actions, too_big, cut = _assemble(entry, backend, True)
+    if cut:
+        actions, too_big, _ = _assemble(entry, backend, False)
+    if not any(a[0] == "block" for a in actions):
+        raise NotCompiled(too_big)
+    return Program(actions)
+
+
+def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, bool]:
+    """(the program's actions, why a block runs kernel by kernel or "", whether one that does holds a
+    call outside the trace). ``calls``: make those calls inside the blocks where they can be."""
     buffers = entry.effects[0]
     effects_reads = {node for node, *_ in buffers} | {node for node, _ in entry.slots}
     b = _Builder(backend, effects_reads)
@@ -319,28 +412,35 @@ def build(entry: Any, backend: Any) -> Program | None:
             b.eval_step(step)
         elif kind in ("sync", "print"):
             b.deferred(step)
-        else:  # a call outside the trace: Python, between blocks
+        elif not (calls and b.call_step(step)):  # a call outside the trace: Python, between blocks
             b.close()
             b.actions.append(step)
     actions = b.finish()
     if not any(a[0] == "block" for a in actions):
         raise NotCompiled(f"no kernel in it can be called from compiled code ({b.first_refusal})")
     _outputs(actions, effects_reads)
+    kept: list[tuple] = []
+    too_big, cut = "", False
     for a in actions:
-        if a[0] == "block":
-            blk = a[1]
-            blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
-            roots = [_root(blk, v) for v, _ in blk.outputs]
-            blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
-            too_big = _too_big(blk)
-            if too_big:  # (the whole tape: compiling the rest between the Python steps of a loop cost more
-                # than it saved, measured with bench/realworld.py --only kalman,tinynet_class at d8783f9)
-                raise NotCompiled(too_big)
-            blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
-                         for (v, _), (r, off, size) in zip(blk.outputs, roots)]
-            _batch_checks(blk)
-            _launches(blk)
-    return Program(actions)
+        if a[0] != "block":
+            kept.append(a)
+            continue
+        blk = a[1]
+        blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
+        roots = [_root(blk, v) for v, _ in blk.outputs]
+        blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
+        why = _too_big(blk)
+        if why:  # this block's steps run as they are (their values all go back to the replay's values)
+            too_big = too_big or why
+            cut = cut or any(s[0] == "call" for s in blk.steps)
+            kept.extend(blk.steps)
+            continue
+        blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
+                     for (v, _), (r, off, size) in zip(blk.outputs, roots)]
+        _batch_checks(blk)
+        _launches(blk)
+        kept.append(a)
+    return kept, too_big, cut
 
 
 def _too_big(blk: Block) -> str:
@@ -350,7 +450,7 @@ def _too_big(blk: Block) -> str:
     if calls > MAX_CALLS:
         return (f"rolled up, it still makes {calls} kernel calls (the steps differ): compiling them would "
                 f"cost more than it saves, from {MAX_CALLS}")
-    arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts)
+    arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts, blk)
     if arrays > MAX_ARRAYS:
         return (f"a block of it holds {arrays} arrays (values the cell keeps, one per step): compiling it "
                 f"would cost more than it saves, from {MAX_ARRAYS}")
@@ -424,15 +524,29 @@ def checks_hold(blk: Block, got: tuple) -> bool:
     return True
 
 
-def _tupled(units: list[Any]) -> int:
-    """Arrays the program puts in tuples (a loop reading another variable each iteration): numba's
-    compile time grows with them as with its arguments."""
+def _tupled(units: list[Any], blk: Block) -> int:
+    """Arrays the program puts in tuples (a loop reading another variable each iteration, but for rows
+    of a history: ``history_rows``): numba's compile time grows with them as with its arguments."""
     total = 0
     for u in units:
         if isinstance(u, Loop):
-            total += _tupled([b for b, _ in u.body])
-            total += sum(len(r[1]) for _, reads in u.body for r in reads if r[0] == "each")
+            total += _tupled([b for b, _ in u.body], blk)
+            total += sum(len(r[1]) for _, reads in u.body for r in reads
+                         if r[0] == "each" and history_rows(blk, tuple(u.ins[i] for i in r[1])) is None)
     return total
+
+
+def history_rows(blk: Block, vs: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """(history variable, first offset, row size) when the variables ``vs`` are its rows in turn (an
+    earlier loop kept a value per iteration, ``K`` of a Kalman step, and this one reads them one an
+    iteration): the loop reads the row at its iteration, not a tuple of the rows."""
+    first = blk.aliases.get(vs[0])
+    if first is None:
+        return None
+    hv, off, size = first
+    if any(blk.aliases.get(v) != (hv, off + t * size, size) for t, v in enumerate(vs)):
+        return None
+    return first
 
 
 def _calls(units: list[Any]) -> int:

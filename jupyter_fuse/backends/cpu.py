@@ -38,7 +38,7 @@ from ..ops import family, render_key
 from ..fperrors import errors_raise
 from .cpu_render import (SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, rebind, render, source_params,
                          structure)
-from .cpu_single import single_call
+from .cpu_single import python_call, single_call
 from .numpy import execute_plan, kernel_entry, numpy_launcher, resolve, run_on_numpy
 
 RAISE = "np.errstate/np.seterr asks for errors to raise: NumPy's own loops check them, compiled kernels do not"
@@ -226,6 +226,12 @@ class CpuBackend:
             int(np.prod(scatter.params[1], dtype=np.int64)) * scatter.dtype.itemsize if kernel.kind == "scatter" else 0)
         entry = kernel_entry(kernel, 0.0, read_bytes, rendered.source, written=written, parallel=parallel)
         return CallSpec(module.kernel_par if parallel else module.kernel_seq, args, entry)
+
+    def python_call_spec(self, key: tuple, make: Callable[[], Callable[..., None]], nodes: list[Node], out: Node,
+                         entry: dict) -> "CallSpec | None":
+        """How a program calls a Python function in object mode (``cpu_single.python_call``), or None."""
+        got = python_call(key, make, nodes, out)
+        return None if got is None else CallSpec(got[0], got[1], entry)
 
     def compile_program(self, blk: Any) -> tuple[str, Any]:
         """A replay's block (``program.Block``) as one numba function: (its source, the function)."""

@@ -25,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from ..program import Block, Instr, Loop, offsets
+from ..program import Block, Instr, Loop, history_rows, offsets
 from .cpu_render import np_type
 
 
 def emit(blk: Block) -> tuple[str, dict[str, Any]]:
     """The block's source and the kernels it calls (name -> dispatcher); fills ``blk.params``."""
     e = _Emitter(blk)
-    names: dict[int, str] = {v: f"x{i}" for i, (v, _) in enumerate(blk.inputs)}  # variable -> its name
+    names = e.names
     for part in blk.parts:
         outs = e.unit(part, [_name(names, blk, v) for v in part.ins], 1, f"v{e.fresh()}_")
         names.update(zip(part.outs, outs))
@@ -54,6 +54,7 @@ def _name(names: dict[int, str], blk: Block, v: int) -> str:
 class _Emitter:
     def __init__(self, blk: Block) -> None:
         self.blk = blk
+        self.names: dict[int, str] = {v: f"x{i}" for i, (v, _) in enumerate(blk.inputs)}  # top-level variable -> name
         self.lines: list[str] = []
         self.kernels: dict[str, Any] = {}
         self._fn: dict[int, str] = {}
@@ -164,14 +165,20 @@ class _Emitter:
         each: dict[tuple[int, ...], str] = {}  # a read of another variable each iteration: a tuple of them
         for r in (r for _, reads in loop.body for r in reads if r[0] == "each"):
             if r[1] not in each:
+                rows = history_rows(self.blk, tuple(loop.ins[i] for i in r[1]))
+                if rows is not None and rows[0] in self.names:  # rows of an earlier loop's history, in turn
+                    h, off, size = self.names[rows[0]], rows[1], rows[2]
+                    each[r[1]] = f"{h}[{off} + _t{tag} * {size}:{off} + (_t{tag} + 1) * {size}]"
+                    continue
                 each[r[1]] = name = f"e{tag}_{len(each)}"
                 self.lines.append(f"{pad}{name} = ({', '.join(ins[i] for i in r[1])},)")
+                each[r[1]] += f"[_t{tag}]"
         self.lines.append(f"{pad}for _t{tag} in range({loop.count}):  # the cell's loop{_lines(loop)}, rolled back up")
         body: dict[tuple[int, int], str] = {}
         at = 0  # where unit j's offsets start in the loop's
         for j, (u, reads) in enumerate(loop.body):
             names = [body[(r[1], r[2])] if r[0] == "in" else carried[(r[1], r[2])] if r[0] == "prev"
-                     else f"{each[r[1]]}[_t{tag}]" if r[0] == "each" else ins[r[1]] for r in reads]
+                     else each[r[1]] if r[0] == "each" else ins[r[1]] for r in reads]
             n = len(offsets(u))
             mine = [m + (((f"{self.table(loop.moved[(j, o)])}[_t{tag}]", 1),) if (j, o) in loop.moved else
                          ((f"_t{tag}", d),)) for o, (m, d) in enumerate(zip(moves[at:at + n], loop.deltas[j]))]

@@ -5,12 +5,14 @@ whole step to Python, kernel by kernel. Here such a kernel becomes a small numba
 its operands' views from the program's flat arrays and calls NumPy's own op through numba's object
 mode (``numba.objmode``: a few microseconds a call, less than a kernel launch from Python). The op is
 NumPy's, so the values are NumPy's to the bit; the program's loop rolls around it like around any kernel.
+A call that ran outside the trace (``np.linalg.inv(S)`` every step) is called the same way
+(``python_call``): the program is not cut at it.
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -41,17 +43,55 @@ def single_call(kernel: Any) -> tuple[Any, list[tuple]] | None:
         args += [("const", int(d)) for d in a.shape]
         args.append(("read", a.storage(), (flat[0],) + flat[1]))
     args.append(("out", node))
+    op = _Op(node.op, node.params, node.shape, node.dtype, None)
+    operands = [(a.ndim, a.dtype.itemsize) for a in node.args]
     key = (node.op, repr(node.params), node.dtype, node.shape, tuple((a.dtype, a.shape) for a in node.args))
+    return _function(key, lambda: _numpy_op(op), operands), args
+
+
+def python_call(key: tuple, make: Callable[[], Callable[..., None]], nodes: list[Node],
+                out: Node) -> tuple[Any, list[tuple]] | None:
+    """(dispatcher, arguments) for a call the program makes in object mode: ``make()`` gives the Python
+    function, called with a view of each of ``nodes`` and then ``out`` (the program's array for the
+    result, which it fills). ``key`` names the function: calls with one key share one compile. None
+    where an operand cannot be read from the program's flat arrays."""
+    if out.dtype not in SUPPORTED_DTYPES:
+        return None
+    args: list[tuple] = []
+    for a in nodes:
+        flat = element_layout(a, a.shape) if a.shape and a.dtype in SUPPORTED_DTYPES else None
+        if flat is None:
+            return None
+        args += [("const", int(d)) for d in a.shape]
+        args.append(("read", a.storage(), (flat[0],) + flat[1]))
+    args.append(("out", out))
+    return _function(key, make, [(a.ndim, a.dtype.itemsize) for a in nodes]), args
+
+
+def _function(key: tuple, make: Callable[[], Callable[..., None]], operands: list[tuple[int, int]]) -> Any:
     fn = _FNS.get(key)
     if fn is None:
         if len(_FNS) > 256:  # a bound: forget the oldest
             _FNS.pop(next(iter(_FNS)))
-        fn = _FNS[key] = _compile(_Op(node.op, node.params, node.shape, node.dtype, None),
-                                  [(a.ndim, a.dtype.itemsize) for a in node.args])
-    return fn, args
+        fn = _FNS[key] = _compile(make(), operands)
+    return fn
 
 
-def _compile(op: _Op, operands: list[tuple[int, int]]) -> Any:
+def _numpy_op(op: _Op) -> Callable[..., None]:
+    """The object-mode body of a kernel of one NumPy op: its operands' views, then the output."""
+    if op.op == "matmul" and op.shape:  # (the most common: NumPy writes into the program's array, its own
+        def call(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # loop, so its own bits, with no copy)
+            np.matmul(a, b, out=out)
+    elif op.op == "matmul":  # (a 0-d result: the program's array holds its one element)
+        def call(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+            out[0] = np.matmul(a, b)
+    else:
+        def call(*arrays: np.ndarray) -> None:  # (Python, in object mode: NumPy's op, then into the program's array)
+            arrays[-1][...] = as_result(op, run_node(op, list(arrays[:-1])))
+    return call
+
+
+def _compile(call: Callable[..., None], operands: list[tuple[int, int]]) -> Any:
     """The numba function: ``(dims..., flat, offset, strides...)`` per operand, then the output."""
     import numba
 
@@ -66,17 +106,7 @@ def _compile(op: _Op, operands: list[tuple[int, int]]) -> Any:
     source = (f"def kernel({', '.join(params + ['out'])}):\n" + "\n".join(lines) +
               f"\n    with objmode():\n        call({views}out)\n")
 
-    if op.op == "matmul" and op.shape:  # (the most common: NumPy writes into the program's array, its own
-        def call(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # loop, so its own bits, with no copy)
-            np.matmul(a, b, out=out)
-    elif op.op == "matmul":  # (a 0-d result: the program's array holds its one element)
-        def call(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-            out[0] = np.matmul(a, b)
-    else:
-        def call(*arrays: np.ndarray) -> None:  # (Python, in object mode: NumPy's op, then into the program's array)
-            arrays[-1][...] = as_result(op, run_node(op, list(arrays[:-1])))
-
     namespace: dict[str, Any] = {"as_strided": np.lib.stride_tricks.as_strided, "objmode": numba.objmode,
                                  "call": call}
-    exec(compile(source, f"<jupyter_fuse single {op.op}>", "exec"), namespace)  # noqa: S102 - our generated code
+    exec(compile(source, "<jupyter_fuse single>", "exec"), namespace)  # noqa: S102 - our generated code
     return numba.njit(namespace["kernel"])

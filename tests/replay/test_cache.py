@@ -535,3 +535,97 @@ def test_loops_of_the_functions_numpy_writes_in_numpy_replay_as_compiled_program
         twin.change(lambda ns: ns.update(x=new["x"].copy()))
         r = twin.run(src)
         assert r.cache == "hit" and r.program, (r.miss_reasons, r.program_note)
+
+
+@pytest.mark.parametrize("src", [
+    # a Kalman step: np.linalg.inv of a 1x1 innovation covariance each step, the state chain never synced
+    # (`for z in zs` reads the values of zs: they stay)
+    "F = np.array([[1.0, 0.1], [0.0, 1.0]])\nH = np.array([[1.0, 0.0]])\nP = np.eye(2)\nxs = []\n"
+    "for z in zs:\n    x = F @ x\n    P = F @ P @ F.T + 0.01\n    S = H @ P @ H.T + 0.25\n"
+    "    K = P @ H.T @ np.linalg.inv(S)\n    x = x + K @ (z - H @ x)\n    P = (np.eye(2) - K @ H) @ P\n"
+    "    xs.append(x.ravel())\nxs = np.array(xs)\n",
+    # a solve per step, constants among its arguments (np.linalg.solve's and np.clip's)
+    "for i in range(12):\n    y = np.linalg.solve(A, x)\n    x = np.clip(x + 0.1 * y, -5.0, 5.0) * 0.9\n",
+    # a gather by an index array each step (X[idx]: a call outside the trace)
+    "total = 0.0\nfor i in range(10):\n    b = X[idx[i]]\n    total = total + (b * b).sum()\n    X = X * 0.99\n",
+])
+def test_calls_outside_the_trace_are_made_inside_a_compiled_program(src, monkeypatch):
+    """A call outside the trace that returns a new array from the cell's arrays (np.linalg.inv(S),
+    np.linalg.solve, a fancy index) is made by the compiled program in object mode: the program is not
+    cut at it, the loop around it rolls up, and the values are NumPy's on new inputs each time."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+
+    def fresh(seed=1):
+        r = np.random.default_rng(seed)
+        return {"np": np, "x": r.random((2, 1)), "zs": r.random(30), "A": r.random((2, 2)) + 2 * np.eye(2),
+                "X": r.random((12, 3)), "idx": r.integers(0, 12, (10, 4))}
+
+    twin = Twin(fresh, backend="cpu")
+    first = twin.run(src)
+    assert first.cache == "miss" and any(k.get("kind") == "eager" for k in first.kernel_list)
+    for seed in (2, 3):
+        new = fresh(seed)
+        twin.change(lambda ns: ns.update({k: v.copy() for k, v in new.items() if k not in ("np", "zs")}))
+        r = twin.run(src)
+        assert r.cache == "hit" and r.program, (r.miss_reasons, r.program_note)
+        assert "iterations of" in r.program and "python: call" not in r.program.split("iterations of")[0], r.program
+
+
+def test_a_call_a_program_makes_that_now_returns_another_shape_traces_the_cell_again(monkeypatch):
+    """np.unique's result is as long as its distinct values: a replay whose call returns another shape
+    stops (nothing written) and the cell is traced again, NumPy's result; an inverse of a singular matrix
+    raises NumPy's LinAlgError at its line, the namespace as NumPy leaves it."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    src = "for i in range(6):\n    u = np.unique(v + i)\n    w = u * 2.0 + 1.0\n    s = np.linalg.inv(M * (i + 1))\n"
+    twin = Twin(lambda: {"np": np, "v": np.array([1.0, 2.0, 2.0, 3.0]), "M": np.eye(2)}, backend="cpu")
+    assert twin.run(src).cache == "miss"
+    r = twin.run(src)
+    assert r.cache == "hit" and r.program and "python" not in r.program, (r.program, r.program_note)
+    twin.change(lambda ns: ns.update(v=np.array([1.0, 2.0, 3.0, 4.0])))  # four distinct values, not three
+    r = twin.run(src)
+    assert r.cache == "miss" and any("now returns float64[4], not float64[3]" in m for m in r.miss_reasons), \
+        r.miss_reasons
+    twin.run(src)
+    twin.change(lambda ns: ns.update(M=np.zeros((2, 2))))
+    twin.run(src)  # (Twin: the same exception as NumPy's, and the same names and values)
+    assert twin.reports[-1] is None or twin.reports[-1].error
+
+
+def test_a_later_loop_reads_an_earlier_loops_rows_in_turn_not_as_a_tuple(monkeypatch):
+    """Values an earlier loop kept one per iteration (a history array in the program) read one per
+    iteration by a later loop are rows of that history, not a tuple of arrays (numba's compile time
+    grows with those): the program's source holds no tuple, and the values are NumPy's."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    src = ("ks = []\nfor i in range(40):\n    P = P * 0.9 + 0.1\n    ks.append(np.linalg.inv(P))\n"
+           "for k in ks:\n    x = k @ x + 1.0\n")
+    twin = Twin(lambda: {"np": np, "P": np.eye(2) * 2.0, "x": np.ones((2, 1))}, backend="cpu")
+    twin.run(src)
+    r = twin.run(src)
+    assert r.cache == "hit" and r.program, (r.program_note, r.miss_reasons)
+    entry = next(iter(PLAN_CACHE.cells.values()))[0]
+    sources = [b.source for b in entry.program.blocks]
+    assert sources and not any(re.search(r"e\d+_\d+ = \(", s) for s in sources), sources
+
+
+def test_a_block_too_big_to_compile_replays_kernel_by_kernel_beside_compiled_ones(monkeypatch):
+    """A block past what pays to compile (``program._too_big``: here, made to say so of the block that
+    syncs) runs its steps kernel by kernel, while the block beside it (a draw between them, Python's)
+    stays compiled; the values are NumPy's."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    monkeypatch.setattr(program, "_too_big", lambda blk: "too big" if any(s[0] == "sync" for s in blk.steps) else "")
+    src = ("y = x * 1.0\nys = []\nfor i in range(10):\n    y = y * 0.5 + 1.0\n    ys.append(y)\n"
+           "    s = float(y.sum())\nr = rng.random(3)\nfor i in range(8):\n    r = r * 0.5 + ys[i]\n")
+    twin = Twin(lambda: {"np": np, "x": np.arange(3.0), "rng": np.random.default_rng(0)}, backend="cpu")
+    twin.run(src)
+    for _ in range(2):
+        r = twin.run(src)
+        assert r.cache == "hit" and "compiled:" in r.program and "kernel by kernel: k0" in r.program, \
+            (r.program, r.program_note, r.miss_reasons)
