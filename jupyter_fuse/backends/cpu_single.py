@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir import Node
+from . import cpu_blas
 from ..views import element_layout
 from .cpu_render import SUPPORTED_DTYPES
 from .numpy import as_result, run_node
@@ -45,6 +46,10 @@ def single_call(kernel: Any) -> tuple[Any, list[tuple]] | None:
     args.append(("out", node))
     op = _Op(node.op, node.params, node.shape, node.dtype, None)
     operands = [(a.ndim, a.dtype.itemsize) for a in node.args]
+    if node.op == "matmul" and all(a.dtype == np.float64 and a.ndim <= 2 for a in node.args) and cpu_blas.available():
+        # NumPy's loop itself, natively (``cpu_blas``): one function per operands' ranks serves every shape
+        key: tuple = ("blas", node.args[0].ndim, node.args[1].ndim, node.ndim)
+        return _function(key, lambda: _numpy_op(op), operands, blas=True), args
     key = (node.op, repr(node.params), node.dtype, node.shape, tuple((a.dtype, a.shape) for a in node.args))
     return _function(key, lambda: _numpy_op(op), operands), args
 
@@ -68,13 +73,25 @@ def python_call(key: tuple, make: Callable[[], Callable[..., None]], nodes: list
     return _function(key, make, [(a.ndim, a.dtype.itemsize) for a in nodes]), args
 
 
-def _function(key: tuple, make: Callable[[], Callable[..., None]], operands: list[tuple[int, int]]) -> Any:
+def _function(key: tuple, make: Callable[[], Callable[..., None]], operands: list[tuple[int, int]],
+              blas: bool = False) -> Any:
     fn = _FNS.get(key)
     if fn is None:
         if len(_FNS) > 256:  # a bound: forget the oldest
             _FNS.pop(next(iter(_FNS)))
-        fn = _FNS[key] = _compile(make(), operands)
+        fn = _FNS[key] = _compile(make(), operands, blas)
     return fn
+
+
+def _native_matmul(nd1: int, nd2: int) -> str:
+    """The call of ``cpu_blas``'s matmul as NumPy's loop sees the operands: a 1-D operand's missing core
+    dimension has size 1 and stride 0, and so has the output's (C-ordered: the program's array)."""
+    dm, sam = ("n0_0", "t0_0") if nd1 == 2 else ("1", "0")
+    dn, san = ("n0_1", "t0_1") if nd1 == 2 else ("n0_0", "t0_0")
+    dp, sbp = ("n1_1", "t1_1") if nd2 == 2 else ("1", "0")
+    osm, osp = {(2, 2): (dp, "1"), (2, 1): ("1", "0"), (1, 2): ("0", "1"), (1, 1): ("0", "0")}[(nd1, nd2)]
+    return (f"    if not matmul({dm}, {dn}, {dp}, in0, o0, {sam}, {san}, in1, o1, t1_0, {sbp}, "
+            f"out.reshape(out.size), {osm}, {osp}):\n")
 
 
 def _numpy_op(op: _Op) -> Callable[..., None]:
@@ -91,8 +108,10 @@ def _numpy_op(op: _Op) -> Callable[..., None]:
     return call
 
 
-def _compile(call: Callable[..., None], operands: list[tuple[int, int]]) -> Any:
-    """The numba function: ``(dims..., flat, offset, strides...)`` per operand, then the output."""
+def _compile(call: Callable[..., None], operands: list[tuple[int, int]], blas: bool = False) -> Any:
+    """The numba function: ``(dims..., flat, offset, strides...)`` per operand, then the output. ``blas``:
+    a float64 matmul of operands of rank 1 or 2, NumPy's loop called natively (``cpu_blas``), and object
+    mode only where NumPy's loop copies the operands first (``call``)."""
     import numba
 
     params, lines = [], []
@@ -103,10 +122,14 @@ def _compile(call: Callable[..., None], operands: list[tuple[int, int]]) -> Any:
         lines.append(f"    v{j} = as_strided(in{j}[o{j}:], ({', '.join(dims)},), "
                      f"({', '.join(f'{t} * {item}' for t in strides)},))")
     views = "".join(f"v{j}, " for j in range(len(operands)))
-    source = (f"def kernel({', '.join(params + ['out'])}):\n" + "\n".join(lines) +
-              f"\n    with objmode():\n        call({views}out)\n")
+    body = "\n".join(lines) + f"\n    with objmode():\n        call({views}out)\n"
+    if blas:
+        body = _native_matmul(operands[0][0], operands[1][0]) + "\n".join("    " + ln for ln in body.splitlines()) + "\n"
+    source = f"def kernel({', '.join(params + ['out'])}):\n" + body
 
     namespace: dict[str, Any] = {"as_strided": np.lib.stride_tricks.as_strided, "objmode": numba.objmode,
                                  "call": call}
+    if blas:
+        namespace["matmul"] = cpu_blas.matmul_f8()
     exec(compile(source, "<jupyter_fuse single>", "exec"), namespace)  # noqa: S102 - our generated code
     return numba.njit(namespace["kernel"])

@@ -1,0 +1,160 @@
+"""NumPy's float64 matmul called from a compiled program without object mode.
+
+A matmul a program calls goes through object mode (``cpu_single``): microseconds a call, more than
+the product itself on the small matrices of a time step (a Kalman filter's 2x2, an RNN's 32x32). Here
+it is NumPy's own matmul loop (``numpy/_core/src/umath/matmul.c.src``) written again in numba: the same
+choice between a dot, a gemv, a gemm, a syrk and the plain loop, made from the same sizes and strides,
+calling the same routines of the same OpenBLAS library NumPy loaded, with the same arguments, so the
+same bits. ``tests/backends/test_cpu_blas.py`` holds it to NumPy's bits over shapes and layouts.
+
+Only where NumPy's OpenBLAS is found as NumPy's wheels ship it (64-bit integers, ``scipy_cblas_*64_``
+symbols, a library the process has loaded): elsewhere ``available()`` is False and object mode stays.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from typing import Any
+
+ROW, COL, NOTRANS, TRANS, UPPER = 101, 102, 111, 112, 121  # the CBLAS enums
+_I64, _PTR, _F8, _INT = ctypes.c_int64, ctypes.c_void_p, ctypes.c_double, ctypes.c_int
+_SIGNATURES = {  # name -> (result, arguments), as cblas.h declares them with 64-bit integers
+    "ddot": (_F8, [_I64, _PTR, _I64, _PTR, _I64]),
+    "dgemv": (None, [_INT, _INT, _I64, _I64, _F8, _PTR, _I64, _PTR, _I64, _F8, _PTR, _I64]),
+    "dgemm": (None, [_INT, _INT, _INT, _I64, _I64, _I64, _F8, _PTR, _I64, _PTR, _I64, _F8, _PTR, _I64]),
+    "dsyrk": (None, [_INT, _INT, _INT, _I64, _I64, _F8, _PTR, _I64, _F8, _PTR, _I64]),
+}
+
+
+def _library_path() -> str | None:
+    """The OpenBLAS NumPy loaded (Linux: the process's memory map names it)."""
+    import numpy  # noqa: F401 - (loads it)
+
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1]
+                if "openblas" in path.rsplit("/", 1)[-1]:
+                    return path
+    except OSError:
+        return None
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def routines() -> dict[str, Any] | None:
+    """The four routines as ctypes functions (numba calls those natively), or None."""
+    path = _library_path()
+    if path is None:
+        return None
+    try:
+        lib = ctypes.CDLL(path)
+        found = {}
+        for name, (res, args) in _SIGNATURES.items():
+            fn = getattr(lib, f"scipy_cblas_{name}64_")
+            fn.restype, fn.argtypes = res, args
+            found[name] = fn
+    except (OSError, AttributeError):
+        return None
+    return found
+
+
+def available() -> bool:
+    return routines() is not None
+
+
+@functools.lru_cache(maxsize=1)
+def matmul_f8() -> Any:
+    """``matmul(dm, dn, dp, a, oa, sa_m, sa_n, b, ob, sb_n, sb_p, out, os_m, os_p)``: NumPy's float64
+    matmul loop for one product, the operands flat arrays with an offset and strides in elements (0 for
+    a 1-D operand's missing dimension, as NumPy's loop sees it), ``out`` a flat array."""
+    import numba
+
+    r = routines()
+    ddot, dgemv, dgemm, dsyrk = r["ddot"], r["dgemv"], r["dgemm"], r["dsyrk"]
+    SZ = 8
+
+    @numba.njit(inline="always")
+    def blasable2d(bs1: int, bs2: int, d1: int, d2: int) -> bool:
+        # matmul.c.src's is_blasable2d: the fast axis contiguous, the slow one at least d2 apart
+        return bs2 == SZ and bs1 % SZ == 0 and bs1 // SZ >= d2
+
+    @numba.njit
+    def noblas(dm, dn, dp, a, oa, sam, san, b, ob, sbn, sbp, out, osm, osp):  # type: ignore[no-untyped-def]
+        for m in range(dm):
+            for p in range(dp):
+                acc = 0.0
+                for n in range(dn):
+                    acc += a[oa + m * sam + n * san] * b[ob + n * sbn + p * sbp]
+                out[m * osm + p * osp] = acc
+
+    @numba.njit
+    def dot(n, a, oa, sa, b, ob, sb, out, oo):  # type: ignore[no-untyped-def]
+        # arraytypes.c.src's DOUBLE_dot: BLAS for positive strides, the sum starting from 0.0
+        if sa > 0 and sb > 0:
+            acc = 0.0
+            acc += ddot(n, a.ctypes.data + oa * SZ, sa, b.ctypes.data + ob * SZ, sb)
+        else:
+            acc = 0.0
+            for i in range(n):
+                acc += a[oa + i * sa] * b[ob + i * sb]
+        out[oo] = acc
+
+    @numba.njit
+    def gemv(p1, is1_m, is1_n, p2, is2_n, po, os_m, m, n):  # type: ignore[no-untyped-def]
+        # matmul.c.src's gemv: byte strides in, the matrix read as column- or row-major and transposed
+        if blasable2d(is1_m, is1_n, m, n):
+            order, lda = COL, is1_m // SZ
+        else:
+            order, lda = ROW, is1_n // SZ
+        dgemv(order, TRANS, n, m, 1.0, p1, lda, p2, is2_n // SZ, 0.0, po, os_m // SZ)
+
+    @numba.njit
+    def matrixmatrix(p1, is1_m, is1_n, p2, is2_n, is2_p, po, os_m, os_p, m, n, p, out, oo):  # type: ignore[no-untyped-def]
+        ldc = os_m // SZ
+        if blasable2d(is1_m, is1_n, m, n):
+            trans1, lda = NOTRANS, is1_m // SZ
+        else:
+            trans1, lda = TRANS, is1_n // SZ
+        if blasable2d(is2_n, is2_p, n, p):
+            trans2, ldb = NOTRANS, is2_n // SZ
+        else:
+            trans2, ldb = TRANS, is2_p // SZ
+        if p1 == p2 and m == p and is1_m == is2_p and is1_n == is2_n and trans1 != trans2:
+            dsyrk(ROW, UPPER, trans1, p, n, 1.0, p1, lda if trans1 == NOTRANS else ldb, 0.0, po, ldc)
+            for i in range(p):  # (syrk wrote the upper triangle: NumPy copies it down)
+                for j in range(i + 1, p):
+                    out[oo + j * ldc + i] = out[oo + i * ldc + j]
+        else:
+            dgemm(ROW, trans1, trans2, m, p, n, 1.0, p1, lda, p2, ldb, 0.0, po, ldc)
+
+    @numba.njit
+    def matmul(dm, dn, dp, a, oa, sam, san, b, ob, sbn, sbp, out, osm, osp):  # type: ignore[no-untyped-def]
+        is1_m, is1_n, is2_n, is2_p, os_m, os_p = sam * SZ, san * SZ, sbn * SZ, sbp * SZ, osm * SZ, osp * SZ
+        p1, p2, po = a.ctypes.data + oa * SZ, b.ctypes.data + ob * SZ, out.ctypes.data
+        i1b = blasable2d(is1_m, is1_n, dm, dn) or blasable2d(is1_n, is1_m, dn, dm)
+        i2b = blasable2d(is2_n, is2_p, dn, dp) or blasable2d(is2_p, is2_n, dp, dn)
+        ob_ = blasable2d(os_m, os_p, dm, dp) or blasable2d(os_p, os_m, dp, dm)
+        if dm == 0 or dn == 0 or dp == 0:
+            noblas(dm, dn, dp, a, oa, sam, san, b, ob, sbn, sbp, out, osm, osp)
+        elif dm == 1 or dn == 1 or dp == 1:
+            if dm == 1 and dp == 1:
+                dot(dn, a, oa, san, b, ob, sbn, out, 0)
+            elif dn == 1 and (dp == 1 or dm == 1):
+                noblas(dm, dn, dp, a, oa, sam, san, b, ob, sbn, sbp, out, osm, osp)
+            elif dm == 1 and i2b and blasable2d(is1_n, SZ, dn, 1):
+                gemv(p2, is2_p, is2_n, p1, is1_n, po, os_p, dp, dn)
+            elif dp == 1 and i1b and blasable2d(is2_n, SZ, dn, 1):
+                gemv(p1, is1_m, is1_n, p2, is2_n, po, os_m, dm, dn)
+            else:
+                noblas(dm, dn, dp, a, oa, sam, san, b, ob, sbn, sbp, out, osm, osp)
+        elif not (i1b and i2b and ob_):
+            return False  # (NumPy copies the operands first: the caller calls NumPy)
+        elif abs(os_m) < abs(os_p):  # matmul(a, b, o) == matmul(b.T, a.T, o.T)
+            matrixmatrix(p2, is2_p, is2_n, p1, is1_n, is1_m, po, os_p, os_m, dp, dn, dm, out, 0)
+        else:
+            matrixmatrix(p1, is1_m, is1_n, p2, is2_n, is2_p, po, os_m, os_p, dm, dn, dp, out, 0)
+        return True
+
+    return matmul

@@ -1,0 +1,78 @@
+"""A program's float64 matmul calls NumPy's OpenBLAS natively (``backends/cpu_blas.py``): NumPy's loop written
+again, so it must give NumPy's bits on every shape and layout NumPy's loop tells apart."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from jupyter_fuse.backends import cpu_blas, cpu_single
+
+pytestmark = pytest.mark.skipif(not cpu_blas.available(), reason="NumPy's OpenBLAS is not found here")
+
+
+def _operand(rng: np.random.Generator, shape: tuple[int, ...], layout: str) -> tuple[np.ndarray, int, tuple]:
+    """(flat storage, offset, strides in elements) of an operand of ``shape`` laid out as ``layout``."""
+    n = int(np.prod(shape)) if shape else 1
+    big = rng.normal(size=4 * n + 8)
+    big[rng.random(big.size) < 0.1] = 0.0
+    big[rng.random(big.size) < 0.05] = -0.0
+    if layout == "c":
+        st = tuple(int(s) for s in np.empty(shape).strides)
+        return big, 3, tuple(s // 8 for s in st)
+    if layout == "f":
+        return big, 1, tuple(s // 8 for s in np.empty(shape, order="F").strides)
+    if layout == "step":  # every other element along the last axis, rows farther apart
+        return big, 0, tuple(s // 8 * 2 for s in np.empty(shape).strides)
+    if layout == "rev":  # the first axis reversed
+        st = [s // 8 for s in np.empty(shape).strides]
+        off = (shape[0] - 1) * st[0] if shape and shape[0] else 0
+        st[0] = -st[0]
+        return big, off + 2, tuple(st)
+    # "odd": a size-1 axis's stride is any number (a view's)
+    st = [s // 8 for s in np.empty(shape).strides]
+    return big, 0, tuple(5 if d == 1 else s for d, s in zip(shape, st))
+
+
+def _view(flat: np.ndarray, off: int, strides: tuple, shape: tuple) -> np.ndarray:
+    return np.lib.stride_tricks.as_strided(flat[off:], shape, tuple(8 * s for s in strides))
+
+
+SHAPES = [((m, n), (n, p)) for m, n, p in itertools.product((1, 2, 3, 7), (1, 2, 5), (1, 2, 4))]
+SHAPES += [((n,), (n, p)) for n, p in itertools.product((1, 2, 6), (1, 3))]
+SHAPES += [((m, n), (n,)) for m, n in itertools.product((1, 3, 40), (1, 2, 33))]
+SHAPES += [((n,), (n,)) for n in (1, 2, 9, 100)] + [((0, 3), (3, 2)), ((2, 0), (0, 3)), ((3,), (3, 0))]
+
+
+@pytest.mark.parametrize("shapes", SHAPES, ids=str)
+def test_a_programs_float64_matmul_is_numpys_to_the_bit_on_every_layout(shapes):
+    rng = np.random.default_rng(len(str(shapes)))
+    (sa, sb) = shapes
+    out_shape = np.matmul(np.zeros(sa), np.zeros(sb)).shape
+    kernel = cpu_single._function(("blas", len(sa), len(sb), len(out_shape)),
+                                  lambda: cpu_single._numpy_op(cpu_single._Op("matmul", (), out_shape, np.dtype(np.float64), None)),
+                                  [(len(sa), 8), (len(sb), 8)], blas=True)
+    for la, lb in itertools.product(("c", "f", "step", "rev", "odd"), repeat=2):
+        fa, oa, ta = _operand(rng, sa, la)
+        fb, ob, tb = _operand(rng, sb, lb)
+        a, b = _view(fa, oa, ta, sa), _view(fb, ob, tb, sb)
+        want = np.matmul(a, b)
+        out = np.empty(max(int(np.prod(out_shape)), 1))
+        shaped = (out[:0] if 0 in out_shape else out).reshape(out_shape) if len(out_shape) > 1 else out  # (as the program)
+        kernel(*sa, fa, oa, *ta, *sb, fb, ob, *tb, shaped)
+        got = (shaped[:0] if 0 in out_shape else shaped) if out_shape else out[0]
+        assert np.array_equal(np.asarray(got).view(np.int64), np.asarray(want).view(np.int64)), (la, lb, got, want)
+
+
+def test_a_matrix_times_its_own_transpose_is_numpys_syrk_to_the_bit():
+    """``A @ A.T`` of one storage: NumPy calls syrk and copies the upper triangle down."""
+    rng = np.random.default_rng(3)
+    for m, n in ((3, 4), (8, 5), (30, 30)):
+        flat = rng.normal(size=m * n)
+        a = flat.reshape(m, n)
+        out = np.empty(m * m)
+        matmul = cpu_blas.matmul_f8()
+        assert matmul(m, n, m, flat, 0, n, 1, flat, 0, 1, n, out, m, 1)
+        assert np.array_equal(out.reshape(m, m).view(np.int64), (a @ a.T).view(np.int64))
