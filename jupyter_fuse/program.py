@@ -125,6 +125,7 @@ class Block:
     names: dict[Node, int] = field(default_factory=dict)  # instance node -> the variable holding it
     launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
     steps: list[tuple] = field(default_factory=list)  # the tape's steps it holds, in order
+    handles: list[Any] = field(default_factory=list)  # the generators its draws call (``_GENERATORS``)
     source: str = ""
     fn: Any = None
     entry: dict = field(default_factory=dict)  # the report's entry for the whole block
@@ -294,6 +295,8 @@ class _Builder:
             self.block = Block()
         self.block.steps.append(step)
         ins = [self.read(n.storage()) for n in nodes]
+        if type(step[1]) is tuple:  # a draw: the block binds its generator when it runs
+            self.block.handles.append(step[1][1])
         v = self.var_of[out] = self.new_var(out)
         self.block.parts.append(Instr(spec, step[5]["name"], ins, [v]))
         return True
@@ -324,14 +327,22 @@ def _writes_c_ordered(tmpl: Any, leaves: list[Node], specs: list) -> bool:
     return True
 
 
+# the generators a running block's draws call (``Block.handles``): set by ``run_block``, as the replay binds them
+_GENERATORS: dict[Any, Any] = {}
+
+
 def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node] | None:
     """(key, a maker of the Python function, the array operands, the result node) for a call step a
     program can make: positional arrays and constants in, one new C-ordered array out, nothing written
-    into (no ``out=``), no random draw (a generator's state stays Python's). None otherwise."""
+    into (no ``out=``). A random draw is made as Python makes it, in the same order: the generator
+    advances alike (and a replay that fails restores it). None otherwise."""
     _, func, recipe, mut, result, static, line = step
-    if mut is not None or type(func) is tuple or static is None or result is None or result[0] != "arr" \
-            or recipe is None or recipe[0] != "tuple" \
-            or str(getattr(func, "__module__", None) or "").startswith("numpy.random"):
+    if mut is not None or static is None or result is None or result[0] != "arr" \
+            or recipe is None or type(func) is tuple and func[0] != "method":
+        return None
+    if recipe[0] == "made":  # (arguments that are all values, made when recorded: ``rng.normal(size=3)``)
+        recipe = ("tuple", [("tuple", [("lit", a) for a in recipe[1]]), ("dict", [(k, ("lit", v)) for k, v in recipe[2].items()])])
+    if recipe[0] != "tuple":
         return None
     _, out, chain, _, dtype, shape = result
     if chain or out.layout != (0, c_strides(shape, dtype.itemsize)) or not out.size:
@@ -353,13 +364,12 @@ def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node] | None:
         if c is None:
             return None
         kwargs[k] = c[1]
-    if not nodes:
-        return None
     key = ("call", func, repr(template), repr(kwargs), tuple((n.dtype, n.ndim) for n in nodes), dtype, shape, line)
 
     def make() -> Any:
         def call(*arrays: np.ndarray) -> None:  # (in object mode: the operands' views, then the program's array)
-            r = np.asarray(func(*[arrays[t[1]] if t[0] == "a" else t[1] for t in template], **kwargs))
+            f = func if type(func) is not tuple else getattr(_GENERATORS[func[1]], func[2])
+            r = np.asarray(f(*[arrays[t[1]] if t[0] == "a" else t[1] for t in template], **kwargs))
             if r.dtype != dtype or r.shape != shape:  # (the replay stops; the cell is traced instead)
                 raise ValueError(f"line {line}: a call outside the trace now returns {r.dtype}{list(r.shape)}, "
                                  f"not {dtype}{list(shape)}")
@@ -880,9 +890,15 @@ def run_block(blk: Block, values: dict, report: Any, resolve: Any) -> tuple:
         if not arr.flags.writeable:  # (a read-only input would give the program another type)
             arr = arr.copy()
         args.append(arr)
+    for h in blk.handles:
+        _GENERATORS[h] = values[h]
     t0 = time.perf_counter()
-    got = blk.fn(*args, *blk.params)
-    elapsed = time.perf_counter() - t0
+    try:
+        got = blk.fn(*args, *blk.params)
+    finally:
+        elapsed = time.perf_counter() - t0
+        for h in blk.handles:
+            _GENERATORS.pop(h, None)
     if not blk.called:  # the first call compiles the program (numba compiles at a first call)
         blk.called = True
         report.times["compile"] += elapsed

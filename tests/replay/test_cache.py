@@ -548,11 +548,14 @@ def test_loops_of_the_functions_numpy_writes_in_numpy_replay_as_compiled_program
     "for i in range(12):\n    y = np.linalg.solve(A, x)\n    x = np.clip(x + 0.1 * y, -5.0, 5.0) * 0.9\n",
     # a gather by an index array each step (X[idx]: a call outside the trace)
     "total = 0.0\nfor i in range(10):\n    b = X[idx[i]]\n    total = total + (b * b).sum()\n    X = X * 0.99\n",
+    # draws from a generator, with array and constant arguments (the generator advances as NumPy's)
+    "for i in range(10):\n    d = rng.normal(size=3)\n    x = x * 0.9 + d[:2].reshape(2, 1)\n"
+    "    s = rng.choice(zs, size=4)\n    x = x + s.mean()\n",
 ])
 def test_calls_outside_the_trace_are_made_inside_a_compiled_program(src, monkeypatch):
     """A call outside the trace that returns a new array from the cell's arrays (np.linalg.inv(S),
-    np.linalg.solve, a fancy index) is made by the compiled program in object mode: the program is not
-    cut at it, the loop around it rolls up, and the values are NumPy's on new inputs each time."""
+    np.linalg.solve, a fancy index, a draw) is made by the compiled program in object mode: the program is
+    not cut at it, the loop around it rolls up, and the values are NumPy's on new inputs each time."""
     from jupyter_fuse import program
 
     monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
@@ -560,14 +563,14 @@ def test_calls_outside_the_trace_are_made_inside_a_compiled_program(src, monkeyp
     def fresh(seed=1):
         r = np.random.default_rng(seed)
         return {"np": np, "x": r.random((2, 1)), "zs": r.random(30), "A": r.random((2, 2)) + 2 * np.eye(2),
-                "X": r.random((12, 3)), "idx": r.integers(0, 12, (10, 4))}
+                "X": r.random((12, 3)), "idx": r.integers(0, 12, (10, 4)), "rng": np.random.default_rng(seed)}
 
     twin = Twin(fresh, backend="cpu")
     first = twin.run(src)
     assert first.cache == "miss" and any(k.get("kind") == "eager" for k in first.kernel_list)
     for seed in (2, 3):
         new = fresh(seed)
-        twin.change(lambda ns: ns.update({k: v.copy() for k, v in new.items() if k not in ("np", "zs")}))
+        twin.change(lambda ns: ns.update({k: v.copy() for k, v in new.items() if k not in ("np", "zs", "rng")}))
         r = twin.run(src)
         assert r.cache == "hit" and r.program, (r.miss_reasons, r.program_note)
         assert "iterations of" in r.program and "python: call" not in r.program.split("iterations of")[0], r.program
@@ -615,15 +618,15 @@ def test_a_later_loop_reads_an_earlier_loops_rows_in_turn_not_as_a_tuple(monkeyp
 
 def test_a_block_too_big_to_compile_replays_kernel_by_kernel_beside_compiled_ones(monkeypatch):
     """A block past what pays to compile (``program._too_big``: here, made to say so of the block that
-    syncs) runs its steps kernel by kernel, while the block beside it (a draw between them, Python's)
-    stays compiled; the values are NumPy's."""
+    syncs) runs its steps kernel by kernel, while the block beside it (a call returning a number between
+    them, Python's) stays compiled; the values are NumPy's."""
     from jupyter_fuse import program
 
     monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
     monkeypatch.setattr(program, "_too_big", lambda blk: "too big" if any(s[0] == "sync" for s in blk.steps) else "")
     src = ("y = x * 1.0\nys = []\nfor i in range(10):\n    y = y * 0.5 + 1.0\n    ys.append(y)\n"
-           "    s = float(y.sum())\nr = rng.random(3)\nfor i in range(8):\n    r = r * 0.5 + ys[i]\n")
-    twin = Twin(lambda: {"np": np, "x": np.arange(3.0), "rng": np.random.default_rng(0)}, backend="cpu")
+           "    s = float(y.sum())\nk = np.count_nonzero(ys[0] > 1.5)\nr = x + k\nfor i in range(8):\n    r = r * 0.5 + ys[i]\n")
+    twin = Twin(lambda: {"np": np, "x": np.arange(3.0)}, backend="cpu")
     twin.run(src)
     for _ in range(2):
         r = twin.run(src)
