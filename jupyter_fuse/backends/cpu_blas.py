@@ -17,6 +17,8 @@ import ctypes
 import functools
 from typing import Any
 
+import numpy as np
+
 ROW, COL, NOTRANS, TRANS, UPPER = 101, 102, 111, 112, 121  # the CBLAS enums
 _I64, _PTR, _F8, _INT = ctypes.c_int64, ctypes.c_void_p, ctypes.c_double, ctypes.c_int
 _SIGNATURES = {  # name -> (result, arguments), as cblas.h declares them with 64-bit integers
@@ -68,12 +70,18 @@ def available() -> bool:
 def matmul_f8() -> Any:
     """``matmul(dm, dn, dp, a, oa, sa_m, sa_n, b, ob, sb_n, sb_p, out, os_m, os_p)``: NumPy's float64
     matmul loop for one product, the operands flat arrays with an offset and strides in elements (0 for
-    a 1-D operand's missing dimension, as NumPy's loop sees it), ``out`` a flat array."""
+    a 1-D operand's missing dimension, as NumPy's loop sees it), ``out`` a flat array. No object mode
+    (its compile costs seconds): NumPy's copies of operands BLAS cannot read are made here too."""
     import numba
 
     r = routines()
     ddot, dgemv, dgemm, dsyrk = r["ddot"], r["dgemv"], r["dgemm"], r["dsyrk"]
     SZ = 8
+
+    @numba.njit(inline="always")
+    def address(x, offset):  # type: ignore[no-untyped-def]
+        # an element's address, as a signed integer (an unsigned one plus a signed one is a float in numba)
+        return np.int64(x.ctypes.data) + offset * SZ
 
     @numba.njit(inline="always")
     def blasable2d(bs1: int, bs2: int, d1: int, d2: int) -> bool:
@@ -94,7 +102,7 @@ def matmul_f8() -> Any:
         # arraytypes.c.src's DOUBLE_dot: BLAS for positive strides, the sum starting from 0.0
         if sa > 0 and sb > 0:
             acc = 0.0
-            acc += ddot(n, a.ctypes.data + oa * SZ, sa, b.ctypes.data + ob * SZ, sb)
+            acc += ddot(n, address(a, oa), sa, address(b, ob), sb)
         else:
             acc = 0.0
             for i in range(n):
@@ -130,9 +138,15 @@ def matmul_f8() -> Any:
             dgemm(ROW, trans1, trans2, m, p, n, 1.0, p1, lda, p2, ldb, 0.0, po, ldc)
 
     @numba.njit
+    def copy(d1, d2, src, os_, s1, s2, dst, od, t1, t2):  # type: ignore[no-untyped-def]
+        for i in range(d1):
+            for j in range(d2):
+                dst[od + i * t1 + j * t2] = src[os_ + i * s1 + j * s2]
+
+    @numba.njit
     def matmul(dm, dn, dp, a, oa, sam, san, b, ob, sbn, sbp, out, osm, osp):  # type: ignore[no-untyped-def]
         is1_m, is1_n, is2_n, is2_p, os_m, os_p = sam * SZ, san * SZ, sbn * SZ, sbp * SZ, osm * SZ, osp * SZ
-        p1, p2, po = a.ctypes.data + oa * SZ, b.ctypes.data + ob * SZ, out.ctypes.data
+        p1, p2, po = address(a, oa), address(b, ob), address(out, 0)
         i1b = blasable2d(is1_m, is1_n, dm, dn) or blasable2d(is1_n, is1_m, dn, dm)
         i2b = blasable2d(is2_n, is2_p, dn, dp) or blasable2d(is2_p, is2_n, dp, dn)
         ob_ = blasable2d(os_m, os_p, dm, dp) or blasable2d(os_p, os_m, dp, dm)
@@ -149,12 +163,31 @@ def matmul_f8() -> Any:
                 gemv(p1, is1_m, is1_n, p2, is2_n, po, os_m, dm, dn)
             else:
                 noblas(dm, dn, dp, a, oa, sam, san, b, ob, sbn, sbp, out, osm, osp)
-        elif not (i1b and i2b and ob_):
-            return False  # (NumPy copies the operands first: the caller calls NumPy)
-        elif abs(os_m) < abs(os_p):  # matmul(a, b, o) == matmul(b.T, a.T, o.T)
-            matrixmatrix(p2, is2_p, is2_n, p1, is1_n, is1_m, po, os_p, os_m, dp, dn, dm, out, 0)
-        else:
-            matrixmatrix(p1, is1_m, is1_n, p2, is2_n, is2_p, po, os_m, os_p, dm, dn, dp, out, 0)
-        return True
+        else:  # matrix @ matrix: an operand BLAS cannot read is copied first, in the order it is closest to
+            t1 = np.empty(0 if i1b else dm * dn)
+            t2 = np.empty(0 if i2b else dn * dp)
+            to = np.empty(0 if ob_ else dm * dp)
+            if not i1b:
+                sm, sn = (1, dm) if abs(is1_m) < abs(is1_n) else (dn, 1)
+                copy(dm, dn, a, oa, sam, san, t1, 0, sm, sn)
+                p1, is1_m, is1_n = address(t1, 0), sm * SZ, sn * SZ
+            if not i2b:
+                sn, sp = (1, dn) if abs(is2_n) < abs(is2_p) else (dp, 1)
+                copy(dn, dp, b, ob, sbn, sbp, t2, 0, sn, sp)
+                p2, is2_n, is2_p = address(t2, 0), sn * SZ, sp * SZ
+            o_transpose = abs(os_m) < abs(os_p)
+            res, ro, rsm, rsp = out, 0, osm, osp
+            if not ob_:
+                res, ro, rsm, rsp = to, 0, (1 if o_transpose else dp), (dm if o_transpose else 1)
+                po, os_m, os_p = address(to, 0), rsm * SZ, rsp * SZ
+            if o_transpose:  # matmul(a, b, o) == matmul(b.T, a.T, o.T)
+                matrixmatrix(p2, is2_p, is2_n, p1, is1_n, is1_m, po, os_p, os_m, dp, dn, dm, res, ro)
+            else:
+                matrixmatrix(p1, is1_m, is1_n, p2, is2_n, is2_p, po, os_m, os_p, dm, dn, dp, res, ro)
+            if not ob_:
+                copy(dm, dp, to, 0, rsm, rsp, out, 0, osm, osp)
+            return t1.size + t2.size + to.size  # (a use after the calls: numba frees an array after its last use)
+        return 0
 
     return matmul
+

@@ -34,16 +34,11 @@ def single_call(kernel: Any) -> tuple[Any, list[tuple]] | None:
     if len(kernel.nodes) != 1:
         return None
     node: Node = kernel.nodes[0]
-    if node.op in ("setitem", "view") or node.layout is not None or node.dtype not in SUPPORTED_DTYPES:
+    if node.op in ("setitem", "view") or node.layout is not None:
         return None
-    args: list[tuple] = []
-    for a in node.args:
-        flat = element_layout(a, a.shape) if a.shape and a.dtype in SUPPORTED_DTYPES else None
-        if flat is None:
-            return None
-        args += [("const", int(d)) for d in a.shape]
-        args.append(("read", a.storage(), (flat[0],) + flat[1]))
-    args.append(("out", node))
+    args = _arguments(node.args, node)
+    if args is None:
+        return None
     op = _Op(node.op, node.params, node.shape, node.dtype, None)
     operands = [(a.ndim, a.dtype.itemsize) for a in node.args]
     if node.op == "matmul" and all(a.dtype == np.float64 and a.ndim <= 2 for a in node.args) and cpu_blas.available():
@@ -60,6 +55,14 @@ def python_call(key: tuple, make: Callable[[], Callable[..., None]], nodes: list
     function, called with a view of each of ``nodes`` and then ``out`` (the program's array for the
     result, which it fills). ``key`` names the function: calls with one key share one compile. None
     where an operand cannot be read from the program's flat arrays."""
+    args = _arguments(nodes, out)
+    return None if args is None else (_function(key, make, [(a.ndim, a.dtype.itemsize) for a in nodes]), args)
+
+
+def _arguments(nodes: Any, out: Node) -> list[tuple] | None:
+    """The call's arguments: each operand's shape, then its storage with the offset and strides of its
+    elements there, and the output; None where the program does not hold one of them (a 0-d or strided
+    operand, a dtype it does not compile)."""
     if out.dtype not in SUPPORTED_DTYPES:
         return None
     args: list[tuple] = []
@@ -70,7 +73,7 @@ def python_call(key: tuple, make: Callable[[], Callable[..., None]], nodes: list
         args += [("const", int(d)) for d in a.shape]
         args.append(("read", a.storage(), (flat[0],) + flat[1]))
     args.append(("out", out))
-    return _function(key, make, [(a.ndim, a.dtype.itemsize) for a in nodes]), args
+    return args
 
 
 def _function(key: tuple, make: Callable[[], Callable[..., None]], operands: list[tuple[int, int]],
@@ -86,12 +89,13 @@ def _function(key: tuple, make: Callable[[], Callable[..., None]], operands: lis
 def _native_matmul(nd1: int, nd2: int) -> str:
     """The call of ``cpu_blas``'s matmul as NumPy's loop sees the operands: a 1-D operand's missing core
     dimension has size 1 and stride 0, and so has the output's (C-ordered: the program's array)."""
-    dm, sam = ("n0_0", "t0_0") if nd1 == 2 else ("1", "0")
+    dm, sam = ("n0_0", "t0_0") if nd1 == 2 else ("one", "zero")
     dn, san = ("n0_1", "t0_1") if nd1 == 2 else ("n0_0", "t0_0")
-    dp, sbp = ("n1_1", "t1_1") if nd2 == 2 else ("1", "0")
-    osm, osp = {(2, 2): (dp, "1"), (2, 1): ("1", "0"), (1, 2): ("0", "1"), (1, 1): ("0", "0")}[(nd1, nd2)]
-    return (f"    if not matmul({dm}, {dn}, {dp}, in0, o0, {sam}, {san}, in1, o1, t1_0, {sbp}, "
-            f"out.reshape(out.size), {osm}, {osp}):\n")
+    dp, sbp = ("n1_1", "t1_1") if nd2 == 2 else ("one", "zero")
+    osm, osp = {(2, 2): (dp, "one"), (2, 1): ("one", "zero"), (1, 2): ("zero", "one"), (1, 1): ("zero", "zero")}[(nd1, nd2)]
+    # (int64 values, not literals: numba would compile the matmul again for each pattern of literals)
+    return (f"    one, zero = np.int64(1), np.int64(0)\n    matmul({dm}, {dn}, {dp}, in0, o0, {sam}, {san}, in1, o1, "
+            f"t1_0, {sbp}, out.reshape(out.size), {osm}, {osp})\n")
 
 
 def _numpy_op(op: _Op) -> Callable[..., None]:
@@ -110,8 +114,7 @@ def _numpy_op(op: _Op) -> Callable[..., None]:
 
 def _compile(call: Callable[..., None], operands: list[tuple[int, int]], blas: bool = False) -> Any:
     """The numba function: ``(dims..., flat, offset, strides...)`` per operand, then the output. ``blas``:
-    a float64 matmul of operands of rank 1 or 2, NumPy's loop called natively (``cpu_blas``), and object
-    mode only where NumPy's loop copies the operands first (``call``)."""
+    a float64 matmul of operands of rank 1 or 2, NumPy's loop called natively (``cpu_blas``), not ``call``."""
     import numba
 
     params, lines = [], []
@@ -124,12 +127,12 @@ def _compile(call: Callable[..., None], operands: list[tuple[int, int]], blas: b
     views = "".join(f"v{j}, " for j in range(len(operands)))
     body = "\n".join(lines) + f"\n    with objmode():\n        call({views}out)\n"
     if blas:
-        body = _native_matmul(operands[0][0], operands[1][0]) + "\n".join("    " + ln for ln in body.splitlines()) + "\n"
+        body = _native_matmul(operands[0][0], operands[1][0])
     source = f"def kernel({', '.join(params + ['out'])}):\n" + body
 
     namespace: dict[str, Any] = {"as_strided": np.lib.stride_tricks.as_strided, "objmode": numba.objmode,
                                  "call": call}
     if blas:
-        namespace["matmul"] = cpu_blas.matmul_f8()
+        namespace.update(matmul=cpu_blas.matmul_f8(), np=np)
     exec(compile(source, "<jupyter_fuse single>", "exec"), namespace)  # noqa: S102 - our generated code
     return numba.njit(namespace["kernel"])

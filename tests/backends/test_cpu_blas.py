@@ -74,5 +74,22 @@ def test_a_matrix_times_its_own_transpose_is_numpys_syrk_to_the_bit():
         a = flat.reshape(m, n)
         out = np.empty(m * m)
         matmul = cpu_blas.matmul_f8()
-        assert matmul(m, n, m, flat, 0, n, 1, flat, 0, 1, n, out, m, 1)
+        matmul(m, n, m, flat, 0, n, 1, flat, 0, 1, n, out, m, 1)
         assert np.array_equal(out.reshape(m, m).view(np.int64), (a @ a.T).view(np.int64))
+
+
+@pytest.mark.parametrize("order", ["f", "step"])
+def test_an_output_blas_cannot_write_is_written_through_a_copy_as_numpy_does(order):
+    """NumPy's loop computes into a buffer and copies it where the output's layout is not BLAS's (a program's
+    output is always C-ordered; the loop is NumPy's whole, and so is this path)."""
+    rng = np.random.default_rng(5)
+    for m, n, p in ((2, 3, 4), (5, 5, 5), (7, 2, 3)):
+        a, b = rng.normal(size=(m, n)), rng.normal(size=(n, p))
+        want = a @ b
+        if order == "f":
+            out, osm, osp = np.zeros(m * p), 1, m
+        else:
+            out, osm, osp = np.zeros(2 * m * p), 2 * p, 2
+        cpu_blas.matmul_f8()(m, n, p, a.ravel(), 0, n, 1, b.ravel(), 0, p, 1, out, osm, osp)
+        got = np.lib.stride_tricks.as_strided(out, (m, p), (8 * osm, 8 * osp))
+        assert np.array_equal(got.view(np.int64), want.view(np.int64))
