@@ -632,3 +632,43 @@ def test_a_block_too_big_to_compile_replays_kernel_by_kernel_beside_compiled_one
         r = twin.run(src)
         assert r.cache == "hit" and "compiled:" in r.program and "kernel by kernel: k0" in r.program, \
             (r.program, r.program_note, r.miss_reasons)
+
+
+def _matrix_loop(seed: int) -> str:
+    """A random loop of float64 matrix steps as notebooks write them: products of matrices, vectors and
+    their transposes and slices, inverses and solves, gathers and draws between elementwise updates."""
+    import random
+
+    r = random.Random(seed)
+    steps = [
+        "P = F @ P @ F.T + 0.01", "x = F @ x + 0.1", "x = x @ F", "P = P @ P.T * 0.1 + np.eye(4)",
+        "s = x @ x", "x = P[1:3, :] .T @ x[1:3] + x", "y = np.linalg.solve(P + 4 * np.eye(4), x)",
+        "K = np.linalg.inv(P + 3 * np.eye(4))", "x = K @ x * 0.5", "g = X[idx[i % 3]]", "x = x + g.sum(axis=0)",
+        "d = rng.normal(size=4)", "x = x + 0.01 * d", "P = (P + P.T) * 0.5", "v = P[:, 0] @ P[0, :]",
+        "x = np.tanh(P @ x)", "w = X.T @ X[:, :2]",
+    ]
+    body = [r.choice(steps) for _ in range(r.randint(3, 6))]
+    return "K = np.eye(4)\ng = X[:2] * 1.0\nd = x * 0.0\nfor i in range(6):\n" + "".join(f"    {b}\n" for b in body)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_matrix_loops_replay_compiled_as_numpy_computes_them(seed, monkeypatch):
+    """Random loops of matmuls (native in a program), inverses, solves, gathers and draws (calls the program
+    makes) replay compiled, NumPy's values to the bit on new inputs each time."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    src = _matrix_loop(seed)
+
+    def fresh(s=1):
+        r = np.random.default_rng(s)
+        return {"np": np, "F": r.normal(size=(4, 4)) * 0.5, "P": np.eye(4) + 0.1 * r.random((4, 4)), "x": r.random(4),
+                "X": r.random((5, 4)), "idx": r.integers(0, 5, (3, 2)), "rng": np.random.default_rng(s)}
+
+    twin = Twin(fresh, backend="cpu")
+    assert twin.run(src).error is None, src
+    for s in (2, 3):
+        new = fresh(s)
+        twin.change(lambda ns: ns.update({k: v.copy() for k, v in new.items() if k not in ("np", "rng")}))
+        r = twin.run(src)
+        assert r.cache == "hit" and r.program and "python" not in r.program, (src, r.program, r.program_note)
