@@ -30,16 +30,23 @@ _SIGNATURES = {  # name -> (result, arguments), as cblas.h declares them with 64
 
 
 def _library_path() -> str | None:
-    """The OpenBLAS NumPy loaded (Linux: the process's memory map names it)."""
-    import numpy  # noqa: F401 - (loads it)
+    """The OpenBLAS NumPy's wheel ships and NumPy loaded (Linux: the process's memory map names it): a
+    64-bit-integer scipy-openblas in NumPy's own directory, not another BLAS the process holds (SciPy's)."""
+    import os
+
+    import numpy
 
     try:
+        blas = numpy.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        if blas.get("name") != "scipy-openblas" or "USE64BITINT" not in blas.get("openblas configuration", ""):
+            return None
+        home = os.path.dirname(numpy.__file__)  # (site-packages/numpy: its libraries are in numpy.libs beside it)
         with open("/proc/self/maps") as f:
             for line in f:
                 path = line.split()[-1]
-                if "openblas" in path.rsplit("/", 1)[-1]:
+                if path.startswith(home) and "openblas" in path.rsplit("/", 1)[-1]:
                     return path
-    except OSError:
+    except (OSError, KeyError, TypeError, AttributeError):
         return None
     return None
 

@@ -93,3 +93,13 @@ def test_an_output_blas_cannot_write_is_written_through_a_copy_as_numpy_does(ord
         cpu_blas.matmul_f8()(m, n, p, a.ravel(), 0, n, 1, b.ravel(), 0, p, 1, out, osm, osp)
         got = np.lib.stride_tricks.as_strided(out, (m, p), (8 * osm, 8 * osp))
         assert np.array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def test_the_library_called_is_the_one_numpy_ships_and_loaded():
+    """Only NumPy's own OpenBLAS gives NumPy's bits: another one the process holds (SciPy's) is not taken."""
+    import os
+
+    path = cpu_blas._library_path()
+    assert path is not None and path.startswith(os.path.dirname(np.__file__)), path
+    with open("/proc/self/maps") as f:
+        assert any(line.rstrip().endswith(path) for line in f)
