@@ -1,4 +1,4 @@
-"""NumPy's float64 matmul called from a compiled program without object mode.
+"""NumPy's float64 and float32 matmuls called from a compiled program without object mode.
 
 A matmul a program calls goes through object mode (``cpu_single``): microseconds a call, more than
 the product itself on the small matrices of a time step (a Kalman filter's 2x2, an RNN's 32x32). Here
@@ -20,13 +20,20 @@ from typing import Any
 import numpy as np
 
 ROW, COL, NOTRANS, TRANS, UPPER = 101, 102, 111, 112, 121  # the CBLAS enums
-_I64, _PTR, _F8, _INT = ctypes.c_int64, ctypes.c_void_p, ctypes.c_double, ctypes.c_int
-_SIGNATURES = {  # name -> (result, arguments), as cblas.h declares them with 64-bit integers
-    "ddot": (_F8, [_I64, _PTR, _I64, _PTR, _I64]),
-    "dgemv": (None, [_INT, _INT, _I64, _I64, _F8, _PTR, _I64, _PTR, _I64, _F8, _PTR, _I64]),
-    "dgemm": (None, [_INT, _INT, _INT, _I64, _I64, _I64, _F8, _PTR, _I64, _PTR, _I64, _F8, _PTR, _I64]),
-    "dsyrk": (None, [_INT, _INT, _INT, _I64, _I64, _F8, _PTR, _I64, _F8, _PTR, _I64]),
-}
+_I64, _PTR, _INT = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
+
+
+def _signatures(f: Any) -> dict[str, tuple]:
+    """name -> (result, arguments), as cblas.h declares them with 64-bit integers; ``f``: the scalar type."""
+    return {
+        "dot": (f, [_I64, _PTR, _I64, _PTR, _I64]),
+        "gemv": (None, [_INT, _INT, _I64, _I64, f, _PTR, _I64, _PTR, _I64, f, _PTR, _I64]),
+        "gemm": (None, [_INT, _INT, _INT, _I64, _I64, _I64, f, _PTR, _I64, _PTR, _I64, f, _PTR, _I64]),
+        "syrk": (None, [_INT, _INT, _INT, _I64, _I64, f, _PTR, _I64, f, _PTR, _I64]),
+    }
+
+
+_PREFIX = {"d": ctypes.c_double, "s": ctypes.c_float}  # float64's routines, float32's
 
 
 def _library_path() -> str | None:
@@ -53,17 +60,18 @@ def _library_path() -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def routines() -> dict[str, Any] | None:
-    """The four routines as ctypes functions (numba calls those natively), or None."""
+    """The routines (``ddot`` ... ``ssyrk``) as ctypes functions (numba calls those natively), or None."""
     path = _library_path()
     if path is None:
         return None
     try:
         lib = ctypes.CDLL(path)
         found = {}
-        for name, (res, args) in _SIGNATURES.items():
-            fn = getattr(lib, f"scipy_cblas_{name}64_")
-            fn.restype, fn.argtypes = res, args
-            found[name] = fn
+        for prefix, f in _PREFIX.items():
+            for name, (res, args) in _signatures(f).items():
+                fn = getattr(lib, f"scipy_cblas_{prefix}{name}64_")
+                fn.restype, fn.argtypes = res, args
+                found[prefix + name] = fn
     except (OSError, AttributeError):
         return None
     return found
@@ -73,17 +81,21 @@ def available() -> bool:
     return routines() is not None
 
 
-@functools.lru_cache(maxsize=1)
-def matmul_f8() -> Any:
-    """``matmul(dm, dn, dp, a, oa, sa_m, sa_n, b, ob, sb_n, sb_p, out, os_m, os_p)``: NumPy's float64
-    matmul loop for one product, the operands flat arrays with an offset and strides in elements (0 for
+@functools.lru_cache(maxsize=2)
+def matmul(dtype: Any) -> Any:
+    """``matmul(dm, dn, dp, a, oa, sa_m, sa_n, b, ob, sb_n, sb_p, out, os_m, os_p)``: NumPy's float64 (or
+    float32) matmul loop for one product, the operands flat arrays with an offset and strides in elements (0 for
     a 1-D operand's missing dimension, as NumPy's loop sees it), ``out`` a flat array. No object mode
     (its compile costs seconds): NumPy's copies of operands BLAS cannot read are made here too."""
     import numba
 
     r = routines()
-    ddot, dgemv, dgemm, dsyrk = r["ddot"], r["dgemv"], r["dgemm"], r["dsyrk"]
-    SZ = 8
+    dtype = np.dtype(dtype)
+    prefix = {"float64": "d", "float32": "s"}[dtype.name]
+    ddot, dgemv, dgemm, dsyrk = (r[prefix + n] for n in ("dot", "gemv", "gemm", "syrk"))
+    SZ = dtype.itemsize
+    ftype = dtype.type
+    zero = ftype(0)  # (NumPy's plain loop sums in the operands' type; its BLAS dot in a double)
 
     @numba.njit(inline="always")
     def address(x, offset):  # type: ignore[no-untyped-def]
@@ -99,22 +111,23 @@ def matmul_f8() -> Any:
     def noblas(dm, dn, dp, a, oa, sam, san, b, ob, sbn, sbp, out, osm, osp):  # type: ignore[no-untyped-def]
         for m in range(dm):
             for p in range(dp):
-                acc = 0.0
+                acc = zero
                 for n in range(dn):
                     acc += a[oa + m * sam + n * san] * b[ob + n * sbn + p * sbp]
                 out[m * osm + p * osp] = acc
 
     @numba.njit
     def dot(n, a, oa, sa, b, ob, sb, out, oo):  # type: ignore[no-untyped-def]
-        # arraytypes.c.src's DOUBLE_dot: BLAS for positive strides, the sum starting from 0.0
+        # arraytypes.c.src's DOUBLE_dot / FLOAT_dot: BLAS for positive strides, the sum a double from 0.0
         if sa > 0 and sb > 0:
-            acc = 0.0
-            acc += ddot(n, address(a, oa), sa, address(b, ob), sb)
+            total = 0.0
+            total += ddot(n, address(a, oa), sa, address(b, ob), sb)
+            out[oo] = total
         else:
-            acc = 0.0
+            acc = zero
             for i in range(n):
                 acc += a[oa + i * sa] * b[ob + i * sb]
-        out[oo] = acc
+            out[oo] = acc
 
     @numba.njit
     def gemv(p1, is1_m, is1_n, p2, is2_n, po, os_m, m, n):  # type: ignore[no-untyped-def]
@@ -171,9 +184,9 @@ def matmul_f8() -> Any:
             else:
                 noblas(dm, dn, dp, a, oa, sam, san, b, ob, sbn, sbp, out, osm, osp)
         else:  # matrix @ matrix: an operand BLAS cannot read is copied first, in the order it is closest to
-            t1 = np.empty(0 if i1b else dm * dn)
-            t2 = np.empty(0 if i2b else dn * dp)
-            to = np.empty(0 if ob_ else dm * dp)
+            t1 = np.empty(0 if i1b else dm * dn, ftype)
+            t2 = np.empty(0 if i2b else dn * dp, ftype)
+            to = np.empty(0 if ob_ else dm * dp, ftype)
             if not i1b:
                 sm, sn = (1, dm) if abs(is1_m) < abs(is1_n) else (dn, 1)
                 copy(dm, dn, a, oa, sam, san, t1, 0, sm, sn)

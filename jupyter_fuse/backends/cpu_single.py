@@ -41,10 +41,11 @@ def single_call(kernel: Any) -> tuple[Any, list[tuple]] | None:
         return None
     op = _Op(node.op, node.params, node.shape, node.dtype, None)
     operands = [(a.ndim, a.dtype.itemsize) for a in node.args]
-    if node.op == "matmul" and all(a.dtype == np.float64 and a.ndim <= 2 for a in node.args) and cpu_blas.available():
+    if node.op == "matmul" and node.dtype in (np.float64, np.float32) and cpu_blas.available() \
+            and all(a.dtype == node.dtype and a.ndim <= 2 for a in node.args):
         # NumPy's loop itself, natively (``cpu_blas``): one function per operands' ranks serves every shape
-        key: tuple = ("blas", node.args[0].ndim, node.args[1].ndim, node.ndim)
-        return _function(key, lambda: _numpy_op(op), operands, blas=True), args
+        key: tuple = ("blas", node.dtype, node.args[0].ndim, node.args[1].ndim, node.ndim)
+        return _function(key, lambda: _numpy_op(op), operands, blas=node.dtype), args
     key = (node.op, repr(node.params), node.dtype, node.shape, tuple((a.dtype, a.shape) for a in node.args))
     return _function(key, lambda: _numpy_op(op), operands), args
 
@@ -77,7 +78,7 @@ def _arguments(nodes: Any, out: Node) -> list[tuple] | None:
 
 
 def _function(key: tuple, make: Callable[[], Callable[..., None]], operands: list[tuple[int, int]],
-              blas: bool = False) -> Any:
+              blas: Any = None) -> Any:
     fn = _FNS.get(key)
     if fn is None:
         if len(_FNS) > 256:  # a bound: forget the oldest
@@ -112,9 +113,10 @@ def _numpy_op(op: _Op) -> Callable[..., None]:
     return call
 
 
-def _compile(call: Callable[..., None], operands: list[tuple[int, int]], blas: bool = False) -> Any:
+def _compile(call: Callable[..., None], operands: list[tuple[int, int]], blas: Any = None) -> Any:
     """The numba function: ``(dims..., flat, offset, strides...)`` per operand, then the output. ``blas``:
-    a float64 matmul of operands of rank 1 or 2, NumPy's loop called natively (``cpu_blas``), not ``call``."""
+    the dtype of a float64 or float32 matmul of operands of rank 1 or 2, NumPy's loop called natively
+    (``cpu_blas``), not ``call``."""
     import numba
 
     params, lines = [], []
@@ -126,13 +128,13 @@ def _compile(call: Callable[..., None], operands: list[tuple[int, int]], blas: b
                      f"({', '.join(f'{t} * {item}' for t in strides)},))")
     views = "".join(f"v{j}, " for j in range(len(operands)))
     body = "\n".join(lines) + f"\n    with objmode():\n        call({views}out)\n"
-    if blas:
+    if blas is not None:
         body = _native_matmul(operands[0][0], operands[1][0])
     source = f"def kernel({', '.join(params + ['out'])}):\n" + body
 
     namespace: dict[str, Any] = {"as_strided": np.lib.stride_tricks.as_strided, "objmode": numba.objmode,
                                  "call": call}
-    if blas:
-        namespace.update(matmul=cpu_blas.matmul_f8(), np=np)
+    if blas is not None:
+        namespace.update(matmul=cpu_blas.matmul(blas), np=np)
     exec(compile(source, "<jupyter_fuse single>", "exec"), namespace)  # noqa: S102 - our generated code
     return numba.njit(namespace["kernel"])

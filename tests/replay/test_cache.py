@@ -672,3 +672,31 @@ def test_random_matrix_loops_replay_compiled_as_numpy_computes_them(seed, monkey
         twin.change(lambda ns: ns.update({k: v.copy() for k, v in new.items() if k not in ("np", "rng")}))
         r = twin.run(src)
         assert r.cache == "hit" and r.program and "python" not in r.program, (src, r.program, r.program_note)
+
+
+def test_a_float32_network_loop_replays_compiled_as_numpy_computes_it(monkeypatch):
+    """float32 matmuls (a layer, its transpose for the gradient, a dot) are NumPy's float32 loop called natively
+    in the program: NumPy's bits, its float32 results, on new inputs."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    src = ("for i in range(8):\n    h = np.tanh(W @ x + b)\n    e = h @ h\n    g = W.T @ (h * (1 - h * h))\n"
+           "    x = x - np.float32(0.1) * g\n    W = W - np.float32(0.01) * np.outer(h, x)\n")
+
+    def fresh(s=1):
+        r = np.random.default_rng(s)
+        return {"np": np, "W": r.normal(size=(6, 4)).astype(np.float32), "x": r.random(4).astype(np.float32),
+                "b": r.random(6).astype(np.float32)}
+
+    twin = Twin(fresh, backend="cpu")
+    twin.run(src)
+    for s in (2, 3):
+        new = fresh(s)
+        twin.change(lambda ns: ns.update({k: v.copy() for k, v in new.items() if k != "np"}))
+        r = twin.run(src)
+        assert r.cache == "hit" and r.program and "python" not in r.program, (r.program, r.program_note)
+    assert twin.fused["x"].dtype == np.float32
+    from jupyter_fuse.backends import cpu_blas, cpu_single
+
+    if cpu_blas.available():  # (the program called the native loop, not object mode)
+        assert any(k[0] == "blas" and k[1] == np.float32 for k in cpu_single._FNS), list(cpu_single._FNS)
