@@ -1564,6 +1564,30 @@ def _flood(n: int) -> dict:
     return {"np": np, "open_": _rng(27).random((n, n)) < 0.62}
 
 
+# a linear autoencoder trained by full-batch gradient descent in float32, as a deep-learning-from-scratch
+# notebook writes it: astype(np.float32), float32 learning rate, X @ W and its transposes, a loss list
+AUTOENC32 = """\
+X32 = (X - X.mean(axis=0)).astype(np.float32)
+rng = np.random.default_rng(0)
+W = rng.normal(0, 0.1, (X32.shape[1], k)).astype(np.float32)
+lr = np.float32(0.002)
+losses = []
+for epoch in range(epochs):
+    Z = X32 @ W
+    R = Z @ W.T - X32
+    losses.append(float((R ** 2).mean()))
+    G = 2 * (X32.T @ (R @ W) + R.T @ Z) / len(X32)
+    W -= lr * G
+print(f"reconstruction loss {losses[0]:.4f} -> {losses[-1]:.4f} ({W.dtype})")
+"""
+
+
+def _autoenc(n: int, d: int, k: int, epochs: int) -> dict:
+    r = _rng(31)
+    return {"np": np, "X": r.normal(size=(n, k)) @ r.normal(size=(k, d)) + 0.1 * r.normal(size=(n, d)),
+            "k": k, "epochs": epochs}
+
+
 PROGRAMS += [
     Program("burgers_loops", BURGERS, _burgers, {"tiny": dict(nx=11, nt=4), "small": dict(nx=41, nt=25)}),
     Program("value_iter", VALUE_ITER, _value_iter, {"tiny": dict(n_states=6, n_actions=2),
@@ -1577,6 +1601,8 @@ PROGRAMS += [
     Program("heat_pad", HEAT_PAD, _heat_pad, {"tiny": dict(n=8, nsteps=30), "small": dict(n=100, nsteps=100)}),
     Program("polyfit_degree", POLYFIT, _polyfit, {"tiny": dict(n=20, max_deg=4), "small": dict(n=200, max_deg=10)}),
     Program("flood_fill", FLOOD, _flood, {"tiny": dict(n=8), "small": dict(n=60)}),
+    Program("autoencoder_f32", AUTOENC32, _autoenc, {"tiny": dict(n=20, d=5, k=2, epochs=10),
+                                                     "small": dict(n=400, d=16, k=4, epochs=150)}),
 ]
 
 
