@@ -126,6 +126,7 @@ class Block:
     launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
     steps: list[tuple] = field(default_factory=list)  # the tape's steps it holds, in order
     handles: list[Any] = field(default_factory=list)  # the generators its draws call (``_GENERATORS``)
+    exports: list[tuple[int, Any]] = field(default_factory=list)  # (return, key): returned whole to later blocks
     source: str = ""
     fn: Any = None
     entry: dict = field(default_factory=dict)  # the report's entry for the whole block
@@ -431,11 +432,13 @@ def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, 
     _outputs(actions, effects_reads)
     kept: list[tuple] = []
     too_big, cut = "", False
+    rows: dict[Node, tuple[Block, int, int, int]] = {}  # a compiled block's output that is a row of what it returns
     for a in actions:
         if a[0] != "block":
             kept.append(a)
             continue
         blk = a[1]
+        _import_rows(blk, rows)
         blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
         roots = [_root(blk, v) for v, _ in blk.outputs]
         blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
@@ -447,10 +450,59 @@ def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, 
             continue
         blk.picks = [(blk.returns.index(r), off, size if r != v else -1)
                      for (v, _), (r, off, size) in zip(blk.outputs, roots)]
+        for (_, nodes), (i, off, size) in zip(blk.outputs, blk.picks):
+            if size >= 0:
+                rows.update((n, (blk, i, off, size)) for n in nodes)
         _batch_checks(blk)
         _launches(blk)
         kept.append(a)
     return kept, too_big, cut
+
+
+class _Returned:
+    """What an earlier block returned whole (a loop's history), a later block's input: the replay's values
+    hold it under this key (``run_block``)."""
+
+    __slots__ = ("dtype", "op")
+
+    def __init__(self, dtype: np.dtype) -> None:
+        self.dtype, self.op = dtype, "returned"
+
+
+def _import_rows(blk: Block, rows: dict[Node, tuple[Block, int, int, int]]) -> None:
+    """Inputs of ``blk`` that are rows of one array an earlier block returned (a value per step an earlier
+    loop kept, read after a Python step: a list the cell makes an array of) become one input, that array,
+    and the rows views of it: one argument for the program instead of one per row (MAX_ARRAYS)."""
+    written = {v for u in blk.parts for v in _destinations(u)}
+    groups: dict[tuple[int, int], list[tuple[int, Block, int, int, int]]] = {}
+    for v, node in blk.inputs:
+        got = rows.get(node)
+        if got is not None and v not in written:
+            groups.setdefault((id(got[0]), got[1]), []).append((v, *got))
+    for members in groups.values():
+        if len(members) < MIN_REPEATS:
+            continue
+        src, i = members[0][1], members[0][2]
+        dtype, size = src.vars[src.returns[i]]
+        hv = max(blk.vars) + 1
+        blk.vars[hv] = (dtype, size)
+        marker = _Returned(dtype)
+        for v, _, _, off, n in members:
+            blk.aliases[v] = (hv, off, n)
+        mine = {m[0] for m in members}
+        blk.inputs = [(v, node) for v, node in blk.inputs if v not in mine] + [(hv, marker)]
+        src.exports.append((i, marker))
+
+
+def _destinations(instr: Instr) -> list[int]:
+    """The variables an instruction writes into (its assignments' destinations, read in ``ins``)."""
+    out, k = [], 0
+    for a in instr.spec.args:
+        if a[0] in ("read", "dst"):
+            if a[0] == "dst":
+                out.append(instr.ins[k])
+            k += 1
+    return out
 
 
 def _too_big(blk: Block) -> str:
@@ -665,7 +717,11 @@ def _roll_once(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
                 count = (j + period - start) // period
                 if count < MIN_REPEATS:
                     break
-                loop = _loop(units, start, period, count, live_out, last_read, blk)
+                cut: list[int] = []
+                loop = _loop(units, start, period, count, live_out, last_read, blk, cut)
+                if loop is None and cut:  # (the iterations up to where one read stops being a history's rows)
+                    count = min(cut)
+                    loop = _loop(units, start, period, count, live_out, last_read, blk)
                 if loop is not None:
                     for _, hv, size, dtype in loop.history:
                         blk.vars[hv] = (dtype, size * count)
@@ -726,7 +782,7 @@ def offsets(u: Any) -> tuple[int, ...]:
 
 
 def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[int], last_read: dict[int, int],
-          blk: Block) -> Loop | None:
+          blk: Block, cut: list[int] | None = None) -> Loop | None:
     """The stretch as a loop, if its data flows the same way every iteration."""
     where: dict[int, tuple[int, int, int]] = {}  # variable -> (iteration, position, slot)
     for k in range(count):
@@ -751,7 +807,7 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             form.append(reads)
         forms.append(form)
     body = forms[1]
-    each = _each(forms, blk)
+    each = _each(forms, blk, cut)
     if each is None:
         return None
     ins: list[int] = []
@@ -818,7 +874,7 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
                 base, deltas, tables, moved)
 
 
-def _each(forms: list[list], blk: Block) -> dict[tuple[int, int], tuple[int, ...]] | None:
+def _each(forms: list[list], blk: Block, cut: list[int] | None = None) -> dict[tuple[int, int], tuple[int, ...]] | None:
     """The reads whose variable differs from one iteration to the next, all from before the loop
     (``np.array(values)``: a copy of each step's own value): (unit, read) -> the variable of each
     iteration, which the program reads from a tuple of them. None when the iterations differ otherwise.
@@ -836,7 +892,14 @@ def _each(forms: list[list], blk: Block) -> dict[tuple[int, int], tuple[int, ...
                 return None
             vs = tuple(c[1] for c in col)
             dtype = blk.vars[vs[0]][0]
-            if any(v in blk.aliases or blk.vars[v][0] != dtype for v in vs):
+            if any(blk.vars[v][0] != dtype for v in vs):
+                return None
+            if any(v in blk.aliases for v in vs) and history_rows(blk, vs) is None:
+                # (rows of one history are read in turn as rows; where the rows stop and other variables
+                # follow, ``cut`` says at which iteration: the loop rolls up to there)
+                k = next((t for t, v in enumerate(vs) if (v in blk.aliases) != (vs[0] in blk.aliases)), 0)
+                if cut is not None and k >= MIN_REPEATS and history_rows(blk, vs[:k]) is not None:
+                    cut.append(k)
                 return None
             each[(j, pos)] = vs
     return each
@@ -902,6 +965,8 @@ def run_block(blk: Block, values: dict, report: Any, resolve: Any) -> tuple:
     if not blk.called:  # the first call compiles the program (numba compiles at a first call)
         blk.called = True
         report.times["compile"] += elapsed
+    for i, key in blk.exports:
+        values[key] = got[i]
     store(blk, got, values, len(blk.outputs) - blk.check_only)
     report.times["run"] += elapsed
     for e, n in blk.launches:  # (each kernel's time is the program's: it is reported once, there)

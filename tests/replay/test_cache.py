@@ -700,3 +700,22 @@ def test_a_float32_network_loop_replays_compiled_as_numpy_computes_it(monkeypatc
 
     if cpu_blas.available():  # (the program called the native loop, not object mode)
         assert any(k[0] == "blas" and k[1] == np.float32 for k in cpu_single._FNS), list(cpu_single._FNS)
+
+
+def test_an_earlier_blocks_rows_read_after_a_python_step_are_one_input_of_the_next(monkeypatch):
+    """A loop keeps a value per step (a history array in its block); after a Python step (np.histogram's
+    tuple) a later block reads those rows in turn: it takes the history whole, one input, not one input per
+    row (MAX_ARRAYS), and its loop reads the rows; the values are NumPy's."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    src = ("y = x * 1.0\ns = float(y[0])\nys = []\nfor i in range(12):\n    y = y * 0.5 + 1.0\n    ys.append(y * 2.0)\n"
+           "    s = float(y[0])\nh, edges = np.histogram(y, bins=3)\nout = np.array(ys) + h.sum()\n")
+    twin = Twin(lambda: {"np": np, "x": np.arange(4.0)}, backend="cpu")
+    twin.run(src)
+    for _ in range(2):
+        r = twin.run(src)
+        assert r.cache == "hit" and r.program.count("iterations of") >= 2, (r.program, r.program_note)
+    entry = next(iter(PLAN_CACHE.cells.values()))[0]
+    last = entry.program.blocks[-1]
+    assert len(last.inputs) <= 2, [type(n).__name__ for _, n in last.inputs]
