@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import types
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -622,16 +623,11 @@ def test_a_block_too_big_to_compile_replays_kernel_by_kernel_beside_compiled_one
     them, Python's) stays compiled; the values are NumPy's."""
     from jupyter_fuse import program
 
-    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
     monkeypatch.setattr(program, "_too_big", lambda blk: "too big" if any(s[0] == "sync" for s in blk.steps) else "")
     src = ("y = x * 1.0\nys = []\nfor i in range(10):\n    y = y * 0.5 + 1.0\n    ys.append(y)\n"
            "    s = float(y.sum())\nk = np.count_nonzero(ys[0] > 1.5)\nr = x + k\nfor i in range(8):\n    r = r * 0.5 + ys[i]\n")
-    twin = Twin(lambda: {"np": np, "x": np.arange(3.0)}, backend="cpu")
-    twin.run(src)
-    for _ in range(2):
-        r = twin.run(src)
-        assert r.cache == "hit" and "compiled:" in r.program and "kernel by kernel: k0" in r.program, \
-            (r.program, r.program_note, r.miss_reasons)
+    for r in _compiled_replays(src, {"x": np.arange(3.0)}, monkeypatch):
+        assert "compiled:" in r.program and "kernel by kernel: k0" in r.program, (r.program, r.miss_reasons)
 
 
 def _matrix_loop(seed: int) -> str:
@@ -706,16 +702,24 @@ def test_an_earlier_blocks_rows_read_after_a_python_step_are_one_input_of_the_ne
     """A loop keeps a value per step (a history array in its block); after a Python step (np.histogram's
     tuple) a later block reads those rows in turn: it takes the history whole, one input, not one input per
     row (MAX_ARRAYS), and its loop reads the rows; the values are NumPy's."""
-    from jupyter_fuse import program
-
-    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
     src = ("y = x * 1.0\ns = float(y[0])\nys = []\nfor i in range(12):\n    y = y * 0.5 + 1.0\n    ys.append(y * 2.0)\n"
            "    s = float(y[0])\nh, edges = np.histogram(y, bins=3)\nout = np.array(ys) + h.sum()\n")
-    twin = Twin(lambda: {"np": np, "x": np.arange(4.0)}, backend="cpu")
-    twin.run(src)
-    for _ in range(2):
-        r = twin.run(src)
-        assert r.cache == "hit" and r.program.count("iterations of") >= 2, (r.program, r.program_note)
+    for r in _compiled_replays(src, {"x": np.arange(4.0)}, monkeypatch):
+        assert r.program.count("iterations of") >= 2, r.program
     entry = next(iter(PLAN_CACHE.cells.values()))[0]
     last = entry.program.blocks[-1]
     assert len(last.inputs) <= 2, [type(n).__name__ for _, n in last.inputs]
+
+
+def _compiled_replays(src: str, inputs: dict, monkeypatch: Any, runs: int = 2) -> list:
+    """The reports of ``runs`` replays of ``src`` after its traced run (cpu backend, a program from the first
+    launch on): each a hit replayed as a compiled program, NumPy's values (``Twin``)."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    twin = Twin(lambda: {"np": np, **{k: v.copy() for k, v in inputs.items()}}, backend="cpu")
+    twin.run(src)
+    reports = [twin.run(src) for _ in range(runs)]
+    for r in reports:
+        assert r.cache == "hit" and r.program, (r.program_note, r.miss_reasons)
+    return reports
