@@ -341,30 +341,29 @@ def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node] | None:
     if mut is not None or static is None or result is None or result[0] != "arr" \
             or recipe is None or type(func) is tuple and func[0] != "method":
         return None
-    if recipe[0] == "made":  # (arguments that are all values, made when recorded: ``rng.normal(size=3)``)
-        recipe = ("tuple", [("tuple", [("lit", a) for a in recipe[1]]), ("dict", [(k, ("lit", v)) for k, v in recipe[2].items()])])
-    if recipe[0] != "tuple":
-        return None
     _, out, chain, _, dtype, shape = result
     if chain or out.layout != (0, c_strides(shape, dtype.itemsize)) or not out.size:
         return None
     template: list[tuple] = []  # ("a", operand index) or ("v", a constant), in the call's order
     nodes: list[Node] = []
-    for part in recipe[1][0][1]:
-        if part[0] == "node" and not part[2]:
-            template.append(("a", len(nodes)))
-            nodes.append(part[1])
-        else:
+    if recipe[0] == "made":  # (arguments that are all values, made when recorded: ``rng.normal(size=3)``)
+        template, kwargs = [("v", a) for a in recipe[1]], dict(recipe[2])
+    elif recipe[0] == "tuple":
+        for part in recipe[1][0][1]:
+            c = ("a", len(nodes)) if part[0] == "node" and not part[2] else _constant(part)
+            if c is None:
+                return None
+            if c[0] == "a":
+                nodes.append(part[1])
+            template.append(c)
+        kwargs = {}
+        for k, part in recipe[1][1][1]:
             c = _constant(part)
             if c is None:
                 return None
-            template.append(c)
-    kwargs = {}
-    for k, part in recipe[1][1][1]:
-        c = _constant(part)
-        if c is None:
-            return None
-        kwargs[k] = c[1]
+            kwargs[k] = c[1]
+    else:
+        return None
     key = ("call", func, repr(template), repr(kwargs), tuple((n.dtype, n.ndim) for n in nodes), dtype, shape, line)
 
     def make() -> Any:

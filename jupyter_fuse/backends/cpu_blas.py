@@ -81,8 +81,13 @@ def available() -> bool:
     return routines() is not None
 
 
-@functools.lru_cache(maxsize=2)
 def matmul(dtype: Any) -> Any:
+    """``_matmul`` of ``dtype`` (a type or a dtype: one compile each of float64 and float32)."""
+    return _matmul(np.dtype(dtype).name)
+
+
+@functools.lru_cache(maxsize=2)
+def _matmul(dtype: str) -> Any:
     """``matmul(dm, dn, dp, a, oa, sa_m, sa_n, b, ob, sb_n, sb_p, out, os_m, os_p)``: NumPy's float64 (or
     float32) matmul loop for one product, the operands flat arrays with an offset and strides in elements (0 for
     a 1-D operand's missing dimension, as NumPy's loop sees it), ``out`` a flat array. No object mode

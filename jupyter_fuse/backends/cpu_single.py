@@ -127,9 +127,8 @@ def _compile(call: Callable[..., None], operands: list[tuple[int, int]], blas: A
         lines.append(f"    v{j} = as_strided(in{j}[o{j}:], ({', '.join(dims)},), "
                      f"({', '.join(f'{t} * {item}' for t in strides)},))")
     views = "".join(f"v{j}, " for j in range(len(operands)))
-    body = "\n".join(lines) + f"\n    with objmode():\n        call({views}out)\n"
-    if blas is not None:
-        body = _native_matmul(operands[0][0], operands[1][0])
+    body = (_native_matmul(operands[0][0], operands[1][0]) if blas is not None
+            else "\n".join(lines) + f"\n    with objmode():\n        call({views}out)\n")
     source = f"def kernel({', '.join(params + ['out'])}):\n" + body
 
     namespace: dict[str, Any] = {"as_strided": np.lib.stride_tricks.as_strided, "objmode": numba.objmode,
