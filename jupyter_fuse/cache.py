@@ -26,6 +26,7 @@ import sys
 import time
 import types
 import warnings
+import weakref
 from collections import OrderedDict
 from typing import Any, Iterator
 
@@ -40,6 +41,9 @@ from .guards import Recorder, Unguardable, path_text, resolve
 from .trace import LazyArray, root_of
 
 PER_CELL = 8
+# the steps a tape records at most (plans run, syncs, calls, prints: ~0.7 kB each): past it the cell is
+# traced every run, and a loop of 100,000 iterations with a sync in each keeps its memory flat
+MAX_STEPS = int(os.environ.get("JUPYTER_FUSE_MAX_STEPS", 50_000))
 MAX_BYTES = int(os.environ.get("JUPYTER_FUSE_PLAN_CACHE_BYTES", 256 << 20))
 STORM = 3  # consecutive re-traces of one cell before we warn
 
@@ -72,6 +76,9 @@ class Tape:
         self.eager_nodes: set = set()  # inputs an eager call's step binds
         self.random = False  # a step draws from NumPy's global generator (a replay saves its state)
         self.formats: list[tuple] = []  # f-string pieces formatted since the last print (on_format)
+        # a value a recorded plan computed -> the leaf the tape names it by: a step holding the node itself
+        # would hold the whole graph that computed it, and a long loop's memory would grow with every op
+        self._leaves: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
     def unreplayable(self, reason: str) -> None:
         if reason not in self.reasons:
@@ -114,12 +121,54 @@ class Tape:
     def on_eval(self, tmpl: Any, leaves: list, outs: list) -> None:
         """A plan ran (``plans.Template``) on these leaves; ``outs``: (node, the leaf the cell's buffers
         hold for it from now on, or None). The kernels' names are this cell's (a template is shared)."""
-        self.steps.append(("eval", tmpl, tuple(leaves), tuple(outs), tuple(k.name for k in tmpl.plan.kernels)))
+        if self.reasons:  # (unreplayable: nothing more to record)
+            return
+        named = []
+        for n, ref in outs:
+            if n.kind == "op":  # (named by the leaf the buffers now hold, or a new one)
+                leaf = self._leaves[n] = ref if ref is not None else self.s.leaf_for(n)
+                named.append((leaf, None))
+            else:
+                named.append((self._leaf(n), ref))
+        self._add(("eval", tmpl, tuple(map(self._leaf, leaves)), tuple(named),
+                   tuple(k.name for k in tmpl.plan.kernels)))
+
+    def _add(self, step: tuple) -> None:
+        if len(self.steps) >= MAX_STEPS:
+            self.unreplayable(f"it ran more than {MAX_STEPS:,} steps (plans, syncs, calls outside the trace, prints): "
+                              "a replay would hold them all, so it is traced each run")
+        if self.reasons:  # (no replay will read them)
+            self.steps.clear()
+            self.formats.clear()
+            return
+        self.steps.append(step)
+
+    def _leaf(self, n: Any) -> Any:
+        """The node a step records for ``n``: the leaf naming a computed value (``on_eval``), a view of it."""
+        if n.kind == "op":
+            return self._leaves.get(n, n)
+        if n.kind == "view":
+            base = self._leaf(n.args[0])
+            if base is not n.args[0]:
+                return type(n).make("view", (base,), n.params, n.dtype, n.shape, n.layout)
+        return n
+
+    def _leaf_recipe(self, r: Any) -> Any:
+        """A call's argument recipe (``lazynp._call_recipe``) with its nodes named as ``_leaf`` names them."""
+        kind = r[0]
+        if kind == "node":
+            return ("node", self._leaf(r[1]), r[2])
+        if kind in ("tuple", "list"):
+            return (kind, [self._leaf_recipe(p) for p in r[1]])
+        if kind == "dict":
+            return (kind, [(k, self._leaf_recipe(p)) for k, p in r[1]])
+        return r
 
     def on_sync(self, node: Any, scalar: bool, convert: Any, out: Any, cause: str, name: str | None) -> None:
         if isinstance(out, np.ndarray):
             self.nbytes += out.nbytes
-        self.steps.append(("sync", node, scalar, convert, out, cause, self.s.line(), name))
+        node = self._leaf(node)
+        self._add(("sync", node, scalar, convert, out, cause, self.s.line(), name))
 
     def on_call(self, func: Any, recipe: Any, mut: Any, result: Any, static: dict | None) -> None:
         """A call that ran outside the trace (``lazynp.eager_call``): ``recipe`` makes its arguments
@@ -131,15 +180,19 @@ class Tape:
         if isinstance(owner, (np.random.RandomState, np.random.Generator)) or \
                 str(getattr(func, "__module__", None) or "").startswith("numpy.random"):
             self.random = True
+        if recipe is not None:
+            recipe = self._leaf_recipe(recipe)
+        if mut is not None:
+            mut = (self._leaf(mut[0]), *mut[1:])
         if recipe is not None and _literal(recipe):  # (arguments that are all values: made once, not at every replay's call)
             recipe = ("made", *_made(recipe, {}, None))
-        self.steps.append(("call", func, recipe, mut, result, static, self.s.line()))
+        self._add(("call", func, recipe, mut, result, static, self.s.line()))
 
     def on_format(self, code: Any, where: tuple[int, int, int], text: str, spec: str) -> None:
         """The sync just recorded formatted a piece of an f-string that goes straight into ``print``
         (``fstrings``): the print may take its value in place of the check (``on_print``)."""
-        step = self.steps[-1]
-        if step[0] == "sync":
+        step = self.steps[-1] if self.steps else None
+        if step is not None and step[0] == "sync":
             self.formats.append((id(code), *where, step, text, spec))
 
     def on_print(self, items: list, sep: str, end: str, call: tuple[int, int] | None = None,
@@ -148,6 +201,7 @@ class Tape:
         code, offset) find f-strings whose lazy pieces it formats again on a replay, uncompared."""
         pieces = [f for f in self.formats if call is not None and f[0] == call[0] and f[1] <= call[1] < f[2]]
         self.formats = []
+        items = [it if it[0] == "text" else (it[0], self._leaf(it[1]), *it[2:]) for it in items]
         done = []
         for j, text in (texts or {}).items():
             mine = [f for f in pieces if f[3] == j]  # (code, first, after, argument, sync step, text, spec)
@@ -160,7 +214,7 @@ class Tape:
                 if self.steps[k] is step:
                     del self.steps[k]
                     break
-        self.steps.append(("print", items, sep, end, self.s.line()))
+        self._add(("print", items, sep, end, self.s.line()))
 
     # -- finalize's effects ----------------------------------------------------------------
     def on_finalize(self, ns: Any, bufs: list, extra: list) -> None:
@@ -181,7 +235,7 @@ class Tape:
                     raise Unguardable("an array of unknown origin reached the namespace")
                 index[id(buf)] = len(buffers)
                 path_slot = slot is not None and self.slots[slot][1][0] == "root"
-                buffers.append((buf.node, slot, bool(buf.dirty), path_slot))
+                buffers.append((self._leaf(buf.node), slot, bool(buf.dirty), path_slot))
             recipe = _Recipes(self.rec, index, ns, {id(c) for c in s.classes})
             self.modules = recipe.modules
             names = []

@@ -402,14 +402,17 @@ class Session:
             if node in outs and node.kind == "op":
                 ref = made.get(node)
                 if ref is None:
-                    self._serial += 1  # (never reused: equal refs are one node)
-                    ref = made[node] = Node.make("ref", (), (self._serial,), node.dtype, node.shape,
-                                                   node.layout)  # (a kept Fortran order too)
+                    ref = made[node] = self.leaf_for(node)
                     values[ref] = values[node]
                     if node in self.synced:
                         self.synced[ref] = self.synced[node]
                 b.node = ref
         return made
+
+    def leaf_for(self, node: Node) -> Node:
+        """A new leaf (a ``ref``) of ``node``'s type, for its value once computed."""
+        self._serial += 1  # (never reused: equal refs are one node)
+        return Node.make("ref", (), (self._serial,), node.dtype, node.shape, node.layout)  # (a kept Fortran order too)
 
     def _forget(self, frame: list[Node], refs: dict[Node, Node]) -> None:
         """What the session kept about a graph it just computed: its nodes' lines and marks are

@@ -326,6 +326,43 @@ def test_total_bytes_are_bounded(monkeypatch):
     assert PLAN_CACHE.nbytes <= 10_000
 
 
+def test_a_recorded_tape_does_not_hold_the_graphs_it_computed():
+    """A tape names each value a plan computed by a leaf, not by the node that computed it (which holds
+    its whole graph): the ops a long loop traced are freed once run, with the cell's entry cached."""
+    import gc
+
+    from jupyter_fuse.ir import Node
+
+    def live_ops() -> int:
+        gc.collect()
+        return sum(1 for r in list(Node._table.values()) if (n := r()) is not None and n.kind == "op")
+
+    src = "for i in range({n}):\n    x[1:-1] = 0.25 * (x[:-2] + x[2:]) + 0.5 * x[1:-1]\n    s = s + float(x[3])\n"
+    counts = [live_ops()]
+    for n in (200, 800):
+        ns, ref = {"x": np.linspace(0, 1, 50), "s": 0.0}, {"x": np.linspace(0, 1, 50), "s": 0.0}
+        assert run(src.format(n=n), ns).cache == "miss"
+        exec(src.format(n=n), ref)
+        assert ns["s"] == ref["s"] and np.array_equal(ns["x"], ref["x"])
+        counts.append(live_ops())
+    assert counts[2] - counts[0] < 100, counts  # (~5 ops an iteration were held: 5,000)
+    ns = {"x": np.linspace(0, 1, 50), "s": 0.0}
+    assert run(src.format(n=800), ns).cache == "hit" and ns["s"] == ref["s"] and np.array_equal(ns["x"], ref["x"])
+
+
+def test_past_the_step_bound_a_cell_is_traced_each_run_as_numpy_computes_it(monkeypatch):
+    src = "for i in range(80):\n    x = x * 0.5 + 1.0\n    s = s + float(x[3])\n"
+    for bound, want in [(100, "unreplayable"), (100, "unreplayable"), (200, "miss"), (200, "hit")]:
+        monkeypatch.setattr(cache, "MAX_STEPS", bound)
+        ns, ref = {"x": np.ones(5), "s": 0.0}, {"x": np.ones(5), "s": 0.0}
+        r = run(src, ns)
+        exec(src, ref)
+        assert r.cache == want, (r.cache, r.miss_reasons)
+        if want == "unreplayable":
+            assert "it ran more than 100 steps" in r.miss_reasons[0], r.miss_reasons
+        assert ns["s"] == ref["s"] and type(ns["s"]) is float and np.array_equal(ns["x"], ref["x"])
+
+
 def test_recompile_storm_warns_with_advice():
     ns = {"np": np, "x": np.ones(3)}
     with warnings.catch_warnings(record=True) as w:
