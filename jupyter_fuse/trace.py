@@ -20,6 +20,7 @@ raises its own exception at the user's line before anything is traced.
 from __future__ import annotations
 
 import dis
+import math
 import opcode
 import operator
 import sys
@@ -331,7 +332,8 @@ def _written(out: "LazyArray", args: list[Any]) -> "LazyArray | None":
     no other operand reads it). Asked before the op is traced, so no node reading memory is made only
     to be rebuilt. With no op reading the write, an operand reads it only as a window of it."""
     s, dest = out._s, out._buf.node
-    if dest.op != "setitem" or dest.params[0] != out._chain or s.readers.get(dest) != [] or not s.fuses:
+    if dest.op != "setitem" or dest.params[0] != out._chain or s.readers.get(dest) != [] or not s.fuses \
+            or out.size < 2:  # (one element: see LazyArray._write)
         return None
     written = dest.args[1]
     if written.shape != dest.params[1] or written.dtype != dest.dtype:
@@ -650,7 +652,10 @@ class LazyArray:
             if value.op == "view" and value.args[0] is buf.node and value.params == self._chain:
                 return  # writing an array's own current value back: a no-op
             dest = buf.node
-            if dest.op == "setitem" and dest.params[0] == self._chain and self._s.fuses:
+            # (a region of one element is not taken over: the write it saves is one store, and where the
+            # index comes from data (`cm[t, p] += 1` in a loop) the writes at a repeated index would make
+            # other kernels than the rest, and a replay could not roll the loop into one)
+            if dest.op == "setitem" and dest.params[0] == self._chain and self._s.fuses and math.prod(dest.params[1]) > 1:
                 forwarded = _forwarded(self._s, value, dest)
                 if forwarded is not None:  # the region's last write is overwritten whole and read only through
                     # this view: the new value reads what was written there without memory, and the old write

@@ -748,6 +748,20 @@ def test_an_earlier_blocks_rows_read_after_a_python_step_are_one_input_of_the_ne
     assert len(last.inputs) <= 2, [type(n).__name__ for _, n in last.inputs]
 
 
+@pytest.mark.parametrize("src", [
+    "cm = np.zeros((3, 3), dtype=int)\nfor t, p in zip(y_true, y_pred * 1):\n    cm[t, p] += 1\n",
+    "counts = np.zeros(3)\nfor t in y_true:\n    counts[t] = counts[t] + 0.5\n",
+])
+def test_a_loop_of_writes_at_indices_from_data_rolls_into_one_compiled_loop(src, monkeypatch):
+    # an index that repeats from one iteration to the next (0, 2, 2, 1, ...) writes one element twice:
+    # each write is its own kernel, the same kernel as every other iteration's, so the replay rolls them
+    # all into one loop reading a table of where each writes (the second write took the first over before)
+    r = np.random.default_rng(5)
+    inputs = {"y_true": r.integers(0, 3, 300), "y_pred": r.integers(0, 3, 300), "w": np.array([0.5, 1.0, 2.0])}
+    for rep in _compiled_replays(src, inputs, monkeypatch):
+        assert "300 iterations of (k" in rep.program, rep.program
+
+
 def _compiled_replays(src: str, inputs: dict, monkeypatch: Any, runs: int = 2) -> list:
     """The reports of ``runs`` replays of ``src`` after its traced run (cpu backend, a program from the first
     launch on): each a hit replayed as a compiled program, NumPy's values (``Twin``)."""
