@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from . import views
 from .ir import Node
 from .views import c_strides
 
@@ -288,8 +289,8 @@ class _Builder:
         got = _pure_call(step) if make_spec is not None else None
         if got is None:
             return False
-        key, make, nodes, out = got
-        spec = make_spec(key, make, nodes, out, step[5])
+        key, make, nodes, out, what = got
+        spec = make_spec(key, make, nodes, out, step[5], what)
         if spec is None:
             return False
         if self.block is None:
@@ -332,51 +333,81 @@ def _writes_c_ordered(tmpl: Any, leaves: list[Node], specs: list) -> bool:
 _GENERATORS: dict[Any, Any] = {}
 
 
-def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node] | None:
+def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node, tuple] | None:
     """(key, a maker of the Python function, the array operands, the result node) for a call step a
-    program can make: positional arrays and constants in, one new C-ordered array out, nothing written
-    into (no ``out=``). A random draw is made as Python makes it, in the same order: the generator
-    advances alike (and a replay that fails restores it). None otherwise."""
+    program can make: arrays and constants in, one new C-ordered array out (no ``out=``). A call that
+    writes into an array (``u[idx] = v``, ``np.add.at(u, idx, 1)``: ``Tape.on_call``'s ``mut``) is made
+    on a copy of that array's storage, which is its result, as a replay makes it. A random draw is made
+    as Python makes it, in the same order: the generator advances alike (and a replay that fails
+    restores it). The last item: (function, positional and keyword arguments as described, the written
+    array's view chain or None), for a backend that makes some calls natively. None otherwise."""
     _, func, recipe, mut, result, static, line = step
-    if mut is not None or static is None or result is None or result[0] != "arr" \
-            or recipe is None or type(func) is tuple and func[0] != "method":
+    if static is None or result is None or recipe is None or type(func) is tuple and func[0] != "method":
         return None
-    _, out, chain, _, dtype, shape = result
-    if chain or out.layout != (0, c_strides(shape, dtype.itemsize)) or not out.size:
-        return None
-    template: list[tuple] = []  # ("a", operand index) or ("v", a constant), in the call's order
     nodes: list[Node] = []
+    if mut is None:
+        if result[0] != "arr" or result[2]:
+            return None
+        out, dtype, shape = result[1], result[4], result[5]
+    else:  # (its result is the written array: what it returns must be None, as Python saw)
+        if result != ("value", None) and result != ("ignore",):
+            return None
+        src, out, chain = mut
+        dtype, shape = out.dtype, out.shape
+        nodes.append(src)
+    if out.layout != (0, c_strides(shape, dtype.itemsize)) or not out.size:
+        return None
+
+    def part_of(part: tuple) -> tuple | None:  # ("a", operand index), ("t",) the target, ("c", array), ("v", value)
+        if part[0] == "node" and not part[2]:
+            nodes.append(part[1])
+            return ("a", len(nodes) - 1)
+        if part[0] == "target":
+            return ("t",)
+        if part[0] == "array":
+            return ("c", part[1])
+        return _constant(part)
+
     if recipe[0] == "made":  # (arguments that are all values, made when recorded: ``rng.normal(size=3)``)
-        template, kwargs = [("v", a) for a in recipe[1]], dict(recipe[2])
+        template, kwargs = [("v", a) for a in recipe[1]], [(k, ("v", v)) for k, v in recipe[2].items()]
     elif recipe[0] == "tuple":
-        for part in recipe[1][0][1]:
-            c = ("a", len(nodes)) if part[0] == "node" and not part[2] else _constant(part)
-            if c is None:
-                return None
-            if c[0] == "a":
-                nodes.append(part[1])
-            template.append(c)
-        kwargs = {}
-        for k, part in recipe[1][1][1]:
-            c = _constant(part)
-            if c is None:
-                return None
-            kwargs[k] = c[1]
+        template = [part_of(part) for part in recipe[1][0][1]]
+        kwargs = [(k, part_of(part)) for k, part in recipe[1][1][1]]
+        if any(t is None for t in template) or any(t is None for _, t in kwargs):
+            return None
     else:
         return None
-    key = ("call", func, repr(template), repr(kwargs), tuple((n.dtype, n.ndim) for n in nodes), dtype, shape, line)
+    key = ("call", func, repr(template), repr(kwargs), tuple((n.dtype, n.ndim) for n in nodes), dtype, shape, line,
+           repr(mut[2]) if mut is not None else None)
 
     def make() -> Any:
+        def arg(t: tuple, arrays: tuple, target: Any) -> Any:
+            kind = t[0]
+            return arrays[t[1]] if kind == "a" else target if kind == "t" else t[1].copy() if kind == "c" else t[1]
+
         def call(*arrays: np.ndarray) -> None:  # (in object mode: the operands' views, then the program's array)
             f = func if type(func) is not tuple else getattr(_GENERATORS[func[1]], func[2])
-            r = np.asarray(f(*[arrays[t[1]] if t[0] == "a" else t[1] for t in template], **kwargs))
+            target = None
+            if mut is not None:
+                arrays[-1][...] = arrays[0]  # (the written array's storage, copied: then written through its view)
+                target = views.apply_chain(arrays[-1], mut[2])
+            r = f(*[arg(t, arrays, target) for t in template], **{k: arg(t, arrays, target) for k, t in kwargs})
+            if mut is not None:
+                if r is not None:  # (the replay stops; the cell is traced instead)
+                    raise ValueError(f"line {line}: a call outside the trace now returns {type(r).__name__}, not None")
+                return
+            r = np.asarray(r)
             if r.dtype != dtype or r.shape != shape:  # (the replay stops; the cell is traced instead)
                 raise ValueError(f"line {line}: a call outside the trace now returns {r.dtype}{list(r.shape)}, "
                                  f"not {dtype}{list(shape)}")
             arrays[-1][...] = r
         return call
 
-    return key, make, nodes, out
+    chain = None if mut is None else mut[2]
+    if chain == (("asstrided", (0, shape, c_strides(shape, dtype.itemsize))),):
+        chain = ()  # (the whole array, as a write through it moved it to new storage names it)
+    what = (func, template, kwargs, chain)  # (a backend may make it natively)
+    return key, make, nodes, out, what
 
 
 def _constant(part: tuple) -> tuple | None:

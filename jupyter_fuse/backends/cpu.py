@@ -228,9 +228,10 @@ class CpuBackend:
         return CallSpec(module.kernel_par if parallel else module.kernel_seq, args, entry)
 
     def python_call_spec(self, key: tuple, make: Callable[[], Callable[..., None]], nodes: list[Node], out: Node,
-                         entry: dict) -> "CallSpec | None":
-        """How a program calls a Python function in object mode (``cpu_single.python_call``), or None."""
-        got = python_call(key, make, nodes, out)
+                         entry: dict, what: tuple | None = None) -> "CallSpec | None":
+        """How a program calls a Python function in object mode (``cpu_single.python_call``), or natively
+        where ``cpu_index`` makes that call (``what``: ``program._pure_call``'s), or None."""
+        got = python_call(key, make, nodes, out, what)
         return None if got is None else CallSpec(got[0], got[1], entry)
 
     def compile_program(self, blk: Any) -> tuple[str, Any]:

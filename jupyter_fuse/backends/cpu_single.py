@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir import Node
-from . import cpu_blas
+from . import cpu_blas, cpu_index
 from ..views import element_layout
 from .cpu_render import SUPPORTED_DTYPES
 from .numpy import as_result, run_node
@@ -51,13 +51,21 @@ def single_call(kernel: Any) -> tuple[Any, list[tuple]] | None:
 
 
 def python_call(key: tuple, make: Callable[[], Callable[..., None]], nodes: list[Node],
-                out: Node) -> tuple[Any, list[tuple]] | None:
+                out: Node, what: tuple | None = None) -> tuple[Any, list[tuple]] | None:
     """(dispatcher, arguments) for a call the program makes in object mode: ``make()`` gives the Python
     function, called with a view of each of ``nodes`` and then ``out`` (the program's array for the
-    result, which it fills). ``key`` names the function: calls with one key share one compile. None
-    where an operand cannot be read from the program's flat arrays."""
+    result, which it fills). ``key`` names the function: calls with one key share one compile. Where
+    ``cpu_index`` makes the call (``what``: function, arguments, written chain), its numba function is
+    called instead, without object mode. None where an operand cannot be read from the program's flat arrays."""
     args = _arguments(nodes, out)
-    return None if args is None else (_function(key, make, [(a.ndim, a.dtype.itemsize) for a in nodes]), args)
+    if args is None:
+        return None
+    operands = [(a.ndim, a.dtype.itemsize) for a in nodes]
+    made = cpu_index.native(*what[:3], nodes, out, what[3]) if what is not None else None
+    if made is not None:
+        return _function(("native", made[0], tuple(map(repr, made[1])), tuple(operands)), make, operands,
+                         native=made), args
+    return _function(key, make, operands), args
 
 
 def _arguments(nodes: Any, out: Node) -> list[tuple] | None:
@@ -78,12 +86,12 @@ def _arguments(nodes: Any, out: Node) -> list[tuple] | None:
 
 
 def _function(key: tuple, make: Callable[[], Callable[..., None]], operands: list[tuple[int, int]],
-              blas: Any = None) -> Any:
+              blas: Any = None, native: tuple | None = None) -> Any:
     fn = _FNS.get(key)
     if fn is None:
         if len(_FNS) > 256:  # a bound: forget the oldest
             _FNS.pop(next(iter(_FNS)))
-        fn = _FNS[key] = _compile(make(), operands, blas)
+        fn = _FNS[key] = _compile(make() if native is None else None, operands, blas, native)
     return fn
 
 
@@ -113,10 +121,11 @@ def _numpy_op(op: _Op) -> Callable[..., None]:
     return call
 
 
-def _compile(call: Callable[..., None], operands: list[tuple[int, int]], blas: Any = None) -> Any:
+def _compile(call: Callable[..., None] | None, operands: list[tuple[int, int]], blas: Any = None,
+             native: tuple | None = None) -> Any:
     """The numba function: ``(dims..., flat, offset, strides...)`` per operand, then the output. ``blas``:
     the dtype of a float64 or float32 matmul of operands of rank 1 or 2, NumPy's loop called natively
-    (``cpu_blas``), not ``call``."""
+    (``cpu_blas``), not ``call``; ``native``: (a numba function, its arguments) from ``cpu_index``."""
     import numba
 
     params, lines = [], []
@@ -127,13 +136,20 @@ def _compile(call: Callable[..., None], operands: list[tuple[int, int]], blas: A
         lines.append(f"    v{j} = as_strided(in{j}[o{j}:], ({', '.join(dims)},), "
                      f"({', '.join(f'{t} * {item}' for t in strides)},))")
     views = "".join(f"v{j}, " for j in range(len(operands)))
-    body = (_native_matmul(operands[0][0], operands[1][0]) if blas is not None
-            else "\n".join(lines) + f"\n    with objmode():\n        call({views}out)\n")
+    if blas is not None:
+        body = _native_matmul(operands[0][0], operands[1][0])
+    elif native is not None:
+        named = [f"v{a[1]}" if a[0] == "a" else "out" if a[0] == "out" else repr(a[1]) for a in native[1]]
+        body = "\n".join(lines) + f"\n    native({', '.join(named)})\n"
+    else:
+        body = "\n".join(lines) + f"\n    with objmode():\n        call({views}out)\n"
     source = f"def kernel({', '.join(params + ['out'])}):\n" + body
 
     namespace: dict[str, Any] = {"as_strided": np.lib.stride_tricks.as_strided, "objmode": numba.objmode,
                                  "call": call}
     if blas is not None:
         namespace.update(matmul=cpu_blas.matmul(blas), np=np)
+    if native is not None:
+        namespace["native"] = native[0]
     exec(compile(source, "<jupyter_fuse single>", "exec"), namespace)  # noqa: S102 - our generated code
     return numba.njit(namespace["kernel"])

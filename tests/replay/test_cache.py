@@ -614,6 +614,52 @@ def test_calls_outside_the_trace_are_made_inside_a_compiled_program(src, monkeyp
         assert "iterations of" in r.program and "python: call" not in r.program.split("iterations of")[0], r.program
 
 
+@pytest.mark.parametrize("src", [
+    # an assignment by an index array each step (u[idx] = ...: a call outside the trace that writes)
+    "for i in range(12):\n    u[idx] = u[idx] * 0.5 + 1.0\n",
+    # red-black Gauss-Seidel: boolean masks read and written each sweep
+    "for it in range(6):\n    for m in (red, ~red):\n        s = np.zeros_like(g)\n"
+    "        s[1:-1, 1:-1] = g[2:, 1:-1] + g[:-2, 1:-1] + g[1:-1, 2:] + g[1:-1, :-2]\n"
+    "        g[m] = 0.25 * s[m]\n",
+    # particle-in-cell deposits: np.bincount with weights and a minimum length, a gather of the field back
+    "for step in range(8):\n    j = (x * 4).astype(np.int64) % 8\n    w = x * 4 - np.floor(x * 4)\n"
+    "    rho = np.bincount(j, weights=1.0 - w, minlength=8) + np.bincount((j + 1) % 8, weights=w, minlength=8)\n"
+    "    E = np.cumsum(rho) - rho.mean()\n    x = np.mod(x + 0.01 * E[j], 2.0)\n",
+    # rows of a matrix picked by labels, counts of the labels
+    "for k in range(5):\n    rows = X[lab]\n    c = np.bincount(lab, minlength=4)\n    X = X * 0.9 + rows.mean() / c.max()\n",
+])
+def test_fancy_indexing_and_bincount_in_a_loop_are_made_natively_in_a_compiled_program(src, monkeypatch):
+    """``u[idx]``, ``u[idx] = v``, ``g[m] = v`` and ``np.bincount`` inside a compiled replay are made by numba
+    functions (``backends/cpu_index.py``), not in object mode: the loop rolls up, the values are NumPy's."""
+    from jupyter_fuse.backends import cpu_single
+
+    def fresh(seed=1):
+        r = np.random.default_rng(seed)
+        g = r.random((8, 8))
+        return {"u": r.random(20), "idx": r.integers(-20, 20, 9), "g": g,
+                "red": (np.add.outer(np.arange(8), np.arange(8)) % 2 == 0), "x": r.random(30) * 2,
+                "X": r.random((6, 3)), "lab": np.array([0, 3, 3, 1, 0, 2])}
+
+    for r in _compiled_replays(src, fresh(), monkeypatch):
+        assert "iterations of" in r.program and "python" not in r.program, r.program
+    assert any(k[0] == "native" for k in cpu_single._FNS)
+
+
+def test_a_mask_that_now_selects_other_elements_traces_the_cell_again(monkeypatch):
+    """A boolean index selecting another number of elements than when traced (new data): the native gather
+    stops the replay before anything is written, and the traced run gives NumPy's values."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    src = "v = u.copy()\nfor i in range(8):\n    big = v[v > t]\n    v = v * 0.9 + big.sum() / 100\n"
+    twin = Twin(lambda: {"np": np, "u": np.linspace(0, 1, 20), "t": 0.5}, backend="cpu")
+    twin.run(src)
+    assert twin.run(src).cache == "hit"
+    twin.change(lambda ns: ns.update(u=np.linspace(0, 2, 20)))
+    r = twin.run(src)
+    assert r.cache == "miss" and "boolean index" in r.miss_reasons[0], r.miss_reasons
+
+
 def test_a_call_a_program_makes_that_now_returns_another_shape_traces_the_cell_again(monkeypatch):
     """np.unique's result is as long as its distinct values: a replay whose call returns another shape
     stops (nothing written) and the cell is traced again, NumPy's result; an inverse of a singular matrix
