@@ -335,6 +335,10 @@ class _Recipes:
             return ("tuple", [self.of(v, where) for v in x])
         if t is dict:
             return ("dict", self._id(x), [(self.of(k, where), self.of(v, where)) for k, v in x.items()])
+        if t is set:  # (of hashable values: `set(labels[0].tolist())`)
+            return ("set", self._id(x), [self.of(v, where) for v in x])
+        if t is frozenset:
+            return ("frozenset", [self.of(v, where) for v in x])
         if isinstance(x, types.ModuleType):
             return self._module(x, where)
         if isinstance(x, types.BuiltinFunctionType) or guards.pure_object(x):
@@ -800,6 +804,8 @@ class _Rebuild:
             return out
         if kind == "tuple":
             return tuple(self.of(v) for v in r[1])
+        if kind == "frozenset":
+            return frozenset(self.of(v) for v in r[1])
         if kind == "module":
             return sys.modules[r[1]]  # (the lookup checked it is the module recorded)
         if kind == "wrap":
@@ -812,6 +818,10 @@ class _Rebuild:
         if kind == "list":
             made[key] = out = []
             out.extend(self.of(v) for v in r[2])
+            return out
+        if kind == "set":
+            made[key] = out = set()
+            out.update(self.of(v) for v in r[2])
             return out
         if kind == "dict":
             made[key] = out = {}

@@ -155,6 +155,8 @@ REPLAYABLE = [
     # np.c_ and np.r_ of lazy arrays, scalars, slices and directives: built by NumPy, as a recorded call
     "Xb = np.c_[np.ones(len(x)), x * 2]\ny = Xb @ np.r_[0.5, x[:1]]",
     "r = np.r_[x * 2, 0, 1:3, x[::-1]]\nm = np.r_['0,2', x, x + 1]\nc = np.c_[x]",
+    # sets the cell leaves (of values Python saw: a sync each, compared by the replay)
+    "seen = set((x > 0).tolist())\nfz = frozenset((x * 0).tolist()) | {7}\ny = x * len(seen | fz)",
 ]
 
 
