@@ -724,7 +724,9 @@ def roll(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
 
 def _roll_once(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
     """One pass: each run of the shortest period that rolls becomes a loop (linear in the units:
-    a 10,000-step loop's tape is 20,000 units)."""
+    a 10,000-step loop's tape is 20,000 units). Loops reading a tuple of variables, one an iteration
+    (``_each``), roll only where nothing else does: the loops that keep those values may roll first,
+    and then they are rows of a history (``np.array(energies)`` after a loop appending a sum a step)."""
     n = len(units)
     if n < MIN_REPEATS:
         return list(units)
@@ -733,6 +735,16 @@ def _roll_once(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
     for i, u in enumerate(units):
         for v in u.ins:
             last_read[v] = i
+    for tuples in (False, True):
+        rolled = _roll_periods(units, keys, live_out, last_read, blk, tuples)
+        if rolled is not None:
+            return rolled
+    return list(units)
+
+
+def _roll_periods(units: list[Any], keys: list[int], live_out: set[int], last_read: dict[int, int], blk: Block,
+                  tuples: bool) -> list[Any] | None:
+    n = len(units)
     for period in sorted(_periods(keys)):
         out: list[Any] = []
         i = done = 0  # units before `done` are placed (in `out`, or in a loop)
@@ -748,10 +760,10 @@ def _roll_once(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
                 if count < MIN_REPEATS:
                     break
                 cut: list[int] = []
-                loop = _loop(units, start, period, count, live_out, last_read, blk, cut)
+                loop = _loop(units, start, period, count, live_out, last_read, blk, tuples, cut)
                 if loop is None and cut:  # (the iterations up to where one read stops being a history's rows)
                     count = min(cut)
-                    loop = _loop(units, start, period, count, live_out, last_read, blk)
+                    loop = _loop(units, start, period, count, live_out, last_read, blk, tuples)
                 if loop is not None:
                     for _, hv, size, dtype in loop.history:
                         blk.vars[hv] = (dtype, size * count)
@@ -763,7 +775,7 @@ def _roll_once(units: list[Any], live_out: set[int], blk: Block) -> list[Any]:
             i = max(j + 1, done)
         if done:
             return out + units[done:]
-    return list(units)
+    return None
 
 
 def _periods(keys: list) -> list[int]:
@@ -812,7 +824,7 @@ def offsets(u: Any) -> tuple[int, ...]:
 
 
 def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[int], last_read: dict[int, int],
-          blk: Block, cut: list[int] | None = None) -> Loop | None:
+          blk: Block, tuples: bool = True, cut: list[int] | None = None) -> Loop | None:
     """The stretch as a loop, if its data flows the same way every iteration."""
     where: dict[int, tuple[int, int, int]] = {}  # variable -> (iteration, position, slot)
     for k in range(count):
@@ -837,7 +849,7 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             form.append(reads)
         forms.append(form)
     body = forms[1]
-    each = _each(forms, blk, cut)
+    each = _each(forms, blk, tuples, cut)
     if each is None:
         return None
     ins: list[int] = []
@@ -904,7 +916,8 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
                 base, deltas, tables, moved)
 
 
-def _each(forms: list[list], blk: Block, cut: list[int] | None = None) -> dict[tuple[int, int], tuple[int, ...]] | None:
+def _each(forms: list[list], blk: Block, tuples: bool = True,
+          cut: list[int] | None = None) -> dict[tuple[int, int], tuple[int, ...]] | None:
     """The reads whose variable differs from one iteration to the next, all from before the loop
     (``np.array(values)``: a copy of each step's own value): (unit, read) -> the variable of each
     iteration, which the program reads from a tuple of them. None when the iterations differ otherwise.
@@ -925,11 +938,17 @@ def _each(forms: list[list], blk: Block, cut: list[int] | None = None) -> dict[t
             if any(blk.vars[v][0] != dtype for v in vs):
                 return None
             if any(v in blk.aliases for v in vs) and history_rows(blk, vs) is None:
-                # (rows of one history are read in turn as rows; where the rows stop and other variables
-                # follow, ``cut`` says at which iteration: the loop rolls up to there)
-                k = next((t for t, v in enumerate(vs) if (v in blk.aliases) != (vs[0] in blk.aliases)), 0)
-                if cut is not None and k >= MIN_REPEATS and history_rows(blk, vs[:k]) is not None:
+                # (rows of one history are read in turn as rows; where they stop, and other variables or
+                # another history's rows follow (a loop flushed in chunks kept a history per chunk), ``cut``
+                # says at which iteration: the loop rolls up to there)
+                first = blk.aliases.get(vs[0])
+                k = 0 if first is None else next(
+                    (t for t, v in enumerate(vs) if blk.aliases.get(v) != (first[0], first[1] + t * first[2], first[2])),
+                    len(vs))
+                if cut is not None and k >= MIN_REPEATS:
                     cut.append(k)
+                return None
+            if not tuples and history_rows(blk, vs) is None:
                 return None
             each[(j, pos)] = vs
     return each

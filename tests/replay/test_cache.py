@@ -810,6 +810,16 @@ def test_a_loop_of_writes_at_indices_from_data_rolls_into_one_compiled_loop(src,
         assert "300 iterations of (k" in rep.program, rep.program
 
 
+def test_values_a_long_loop_kept_in_chunks_are_read_as_rows_of_their_histories(monkeypatch):
+    # 300 steps of ~9 ops are traced in chunks (the pending graph is evaluated past a bound), so each
+    # chunk's loop keeps its sums in a history of its own; np.array(energies) reads them in turn, as rows
+    # of those histories, once the loops that keep them have rolled (not as 300 arrays: too many to compile)
+    src = ("energies = []\nfor step in range(300):\n    x = 0.999 * x + 0.001 * np.roll(x, 1)\n"
+           "    energies.append((x * x).sum())\nenergies = np.array(energies)\n")
+    for rep in _compiled_replays(src, {"x": np.random.default_rng(0).normal(size=30)}, monkeypatch):
+        assert "kernel by kernel" not in rep.program and "iterations of" in rep.program, rep.program
+
+
 def _compiled_replays(src: str, inputs: dict, monkeypatch: Any, runs: int = 2) -> list:
     """The reports of ``runs`` replays of ``src`` after its traced run (cpu backend, a program from the first
     launch on): each a hit replayed as a compiled program, NumPy's values (``Twin``)."""
