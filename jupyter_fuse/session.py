@@ -209,7 +209,7 @@ class Session:
             # (a flush ends a chunk at a store, a statement's end, where there is one: an expression
             # cut in two would give the chunks' first and last kernels another shape than the rest,
             # and a replay's compiled loop would stop at every chunk)
-            spot = (self.line(), self._lasti)
+            spot = self._where()
             if spot == self._spot or self.pending > 4 * BOUND:
                 self.flush()
                 self._spot, self._retarget = spot, False  # the next chunk ends here too
@@ -218,7 +218,19 @@ class Session:
                 # the point did not come back (the chunk started outside the loop): aim at one inside it
                 self._spot, self._retarget = spot, True
         elif self._spot is None and buf.node.op == "setitem":
-            self._spot = (self.line(), self._lasti)
+            self._spot = self._where()
+
+    def _where(self) -> tuple:
+        """(line, bytecode offset) of each frame of the cell's code on the stack, innermost first: a point
+        inside a function the cell defines is told apart by where it was called from (an RK4 step calls
+        ``f`` four times: a flush there must end every chunk after the same one of the four)."""
+        filename, out = self.filename, []
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename == filename:
+                out.append((frame.f_lineno, frame.f_lasti))
+            frame = frame.f_back
+        return tuple(out)
 
     def flush(self) -> None:
         """Evaluate every live array's pending value (the graph outgrew ``BOUND``)."""

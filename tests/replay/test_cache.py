@@ -820,6 +820,19 @@ def test_values_a_long_loop_kept_in_chunks_are_read_as_rows_of_their_histories(m
         assert "kernel by kernel" not in rep.program and "iterations of" in rep.program, rep.program
 
 
+def test_chunks_of_a_loop_calling_a_helper_several_times_a_step_end_at_the_same_call(monkeypatch):
+    # an RK4 step calls f four times; the pending graph is evaluated in chunks, each ending at the same
+    # point of the code: inside f, that point is told apart by where f was called from, so every chunk
+    # covers the same stretch of steps and the replay's loops roll (a chunk ending after another call of
+    # f had another plan: hundreds of kernel calls, too many to compile)
+    src = ("def f(t, y):\n    theta, omega = y\n    return np.array([omega, -np.sin(theta) + 0.5 * np.cos(t)])\n"
+           "y = np.array([theta0, np.zeros_like(theta0)])\nt, dt = 0.0, 0.01\nfor step in range(300):\n"
+           "    k1 = f(t, y)\n    k2 = f(t + dt / 2, y + dt / 2 * k1)\n    k3 = f(t + dt / 2, y + dt / 2 * k2)\n"
+           "    k4 = f(t + dt, y + dt * k3)\n    y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)\n    t += dt\n")
+    for rep in _compiled_replays(src, {"theta0": np.linspace(0.1, 1.0, 50)}, monkeypatch):
+        assert "iterations of" in rep.program, rep.program
+
+
 def _compiled_replays(src: str, inputs: dict, monkeypatch: Any, runs: int = 2) -> list:
     """The reports of ``runs`` replays of ``src`` after its traced run (cpu backend, a program from the first
     launch on): each a hit replayed as a compiled program, NumPy's values (``Twin``)."""
