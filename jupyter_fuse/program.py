@@ -358,7 +358,9 @@ def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node, tuple] | None
     if out.layout != (0, c_strides(shape, dtype.itemsize)) or not out.size:
         return None
 
-    def part_of(part: tuple) -> tuple | None:  # ("a", operand index), ("t",) the target, ("c", array), ("v", value)
+    def part_of(part: tuple) -> tuple | None:
+        """("a", operand index), ("t",) the target, ("c", array), ("v", value), ("tuple", parts): an index
+        of arrays and numbers (``pos[below, 1]``)."""
         if part[0] == "node" and not part[2]:
             nodes.append(part[1])
             return ("a", len(nodes) - 1)
@@ -366,7 +368,11 @@ def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node, tuple] | None
             return ("t",)
         if part[0] == "array":
             return ("c", part[1])
-        return _constant(part)
+        got = _constant(part)
+        if got is None and part[0] == "tuple":
+            items = [part_of(p) for p in part[1]]
+            return None if any(i is None for i in items) else ("tuple", items)
+        return got
 
     if recipe[0] == "made":  # (arguments that are all values, made when recorded: ``rng.normal(size=3)``)
         template, kwargs = [("v", a) for a in recipe[1]], [(k, ("v", v)) for k, v in recipe[2].items()]
@@ -383,6 +389,8 @@ def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node, tuple] | None
     def make() -> Any:
         def arg(t: tuple, arrays: tuple, target: Any) -> Any:
             kind = t[0]
+            if kind == "tuple":
+                return tuple(arg(i, arrays, target) for i in t[1])
             return arrays[t[1]] if kind == "a" else target if kind == "t" else t[1].copy() if kind == "c" else t[1]
 
         def call(*arrays: np.ndarray) -> None:  # (in object mode: the operands' views, then the program's array)

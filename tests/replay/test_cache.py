@@ -588,6 +588,8 @@ def test_loops_of_the_functions_numpy_writes_in_numpy_replay_as_compiled_program
     "for i in range(12):\n    y = np.linalg.solve(A, x)\n    x = np.clip(x + 0.1 * y, -5.0, 5.0) * 0.9\n",
     # a gather by an index array each step (X[idx]: a call outside the trace)
     "total = 0.0\nfor i in range(10):\n    b = X[idx[i]]\n    total = total + (b * b).sum()\n    X = X * 0.99\n",
+    # an index of an array and a number (X[rows, 1]): a tuple of them is the call's argument
+    "for i in range(10):\n    b = X[idx[i], 1]\n    X = X * 0.99 + b.sum() / 100\n",
     # draws from a generator, with array and constant arguments (the generator advances as NumPy's)
     "for i in range(10):\n    d = rng.normal(size=3)\n    x = x * 0.9 + d[:2].reshape(2, 1)\n"
     "    s = rng.choice(zs, size=4)\n    x = x + s.mean()\n",
