@@ -186,11 +186,13 @@ class _Emitter:
             outs = self.unit(u, names, indent + 1, f"b{tag}_{j}_", overwritten.get(reads[-1][1:]) == j
                              if reads and reads[-1][0] == "prev" else False, mine, tables.get(j))
             body.update({(j, q): name for q, name in enumerate(outs)})
+        # this iteration's rows first: a value written in place into a carried array (a snapshot's rows
+        # scattered into the zeros the last iteration made) is that array until the carried names move on
+        for (slot, _, size, _), name in zip(loop.history, history):
+            self.lines.append(f"{pad}    {name}[_t{tag} * {size}:(_t{tag} + 1) * {size}] = {body[slot]}")
         for slot, name in carried.items():
             if body[slot] != name:  # (written in place: already there)
                 self.lines.append(f"{pad}    {name} = {body[slot]}")
-        for (slot, _, size, _), name in zip(loop.history, history):  # this iteration's row
-            self.lines.append(f"{pad}    {name}[_t{tag} * {size}:(_t{tag} + 1) * {size}] = {body[slot]}")
         return [carried[slot] for slot in loop.out_slots] + history
 
 

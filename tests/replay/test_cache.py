@@ -835,6 +835,20 @@ def test_chunks_of_a_loop_calling_a_helper_several_times_a_step_end_at_the_same_
         assert "iterations of" in rep.program, rep.program
 
 
+def test_a_value_written_in_place_each_outer_iteration_is_kept_as_it_was(monkeypatch):
+    # Lotka-Volterra with a snapshot every 100 steps: the replay's outer loop scatters x and y into the
+    # zeros the last iteration made (in place, a carried array) and keeps each snapshot in a history; the
+    # row must be copied before the carried array moves on to the next zeros (it was: zeros were kept)
+    src = ("alpha, beta, delta, gamma, dt = 1.1, 0.4, 0.1, 0.4, 0.01\n"
+           "def rhs(x, y):\n    return alpha * x - beta * x * y, delta * x * y - gamma * y\n\n"
+           "x, y = x0.copy(), y0.copy()\nsnapshots = [np.stack([x, y])]\nfor k in range(500):\n"
+           "    dxdt, dydt = rhs(x, y)\n    x, y = x + dt * dxdt, y + dt * dydt\n"
+           "    if (k + 1) % 100 == 0:\n        snapshots.append(np.stack([x, y]))\n")
+    r = np.random.default_rng(3)
+    reps = _compiled_replays(src, {"x0": r.uniform(5, 15, 1000), "y0": r.uniform(2, 8, 1000)}, monkeypatch)
+    assert any("iterations of (" in rep.program for rep in reps)
+
+
 def _compiled_replays(src: str, inputs: dict, monkeypatch: Any, runs: int = 2) -> list:
     """The reports of ``runs`` replays of ``src`` after its traced run (cpu backend, a program from the first
     launch on): each a hit replayed as a compiled program, NumPy's values (``Twin``)."""
