@@ -86,7 +86,10 @@ def _get(name: str) -> Any:
     if fn is None:
         import numba
 
-        fn = _FNS[name] = numba.njit(globals()["_" + name])
+        g = globals()
+        if not hasattr(g["_row_of"], "py_func"):  # (a helper the functions call: numba's before they compile)
+            g["_row_of"] = numba.njit(g["_row_of"])
+        fn = _FNS[name] = numba.njit(g["_" + name])
     return fn
 
 
@@ -107,6 +110,15 @@ def _mask_get(a, mask, out):  # a[mask]: the elements where mask holds, in C ord
         raise ValueError("a boolean index selects fewer elements than when the cell was traced")
 
 
+def _row_of(k, n):  # an index into n rows, counted from the end where negative, as NumPy counts it
+    k = np.int64(k)
+    if k < 0:
+        k += n
+    if k < 0 or k >= n:
+        raise IndexError("an index is out of bounds")
+    return k
+
+
 def _take(a, idx, out):  # a[idx]: rows of a, in idx's order
     n = a.shape[0]
     ac = np.ascontiguousarray(a)
@@ -114,12 +126,7 @@ def _take(a, idx, out):  # a[idx]: rows of a, in idx's order
     rows, ix = ac.reshape((n, inner)), np.ascontiguousarray(idx).ravel()
     o2 = out.reshape((ix.size, inner))
     for i in range(ix.size):
-        k = np.int64(ix[i])
-        if k < 0:
-            k += n
-        if k < 0 or k >= n:
-            raise IndexError("an index is out of bounds")
-        o2[i, :] = rows[k, :]
+        o2[i, :] = rows[_row_of(ix[i], n), :]
 
 
 def _mask_set(old, mask, value, out):  # out = old; out[mask] = value
@@ -148,11 +155,7 @@ def _put(old, idx, value, out):  # out = old; out[idx] = value, row by row in id
     if vf.size != ix.size * inner and vf.size != 1:
         raise ValueError("an integer assignment's values no longer match its index")
     for i in range(ix.size):
-        k = np.int64(ix[i])
-        if k < 0:
-            k += n
-        if k < 0 or k >= n:
-            raise IndexError("an index is out of bounds")
+        k = _row_of(ix[i], n)
         for j in range(inner):
             rows[k, j] = vf[i * inner + j if vf.size != 1 else 0]
 
