@@ -1606,6 +1606,113 @@ PROGRAMS += [
 ]
 
 
+# -- more cells as people write them (session of 2026-12-05, tenth): an RK4 integrator with helpers defined in
+# the cell, a confusion matrix counted in a Python loop, an energy kept each step then stacked, a histogram
+# deposit and gather each step (np.bincount with weights, an index array written back)
+
+PENDULUM = """\
+import math
+
+def f(t, y):
+    theta, omega = y
+    return np.array([omega, -g / L * np.sin(theta) - damping * omega + A * np.cos(drive_freq * t)])
+
+def rk4_step(t, y, dt):
+    k1 = f(t, y)
+    k2 = f(t + dt / 2, y + dt / 2 * k1)
+    k3 = f(t + dt / 2, y + dt / 2 * k2)
+    k4 = f(t + dt, y + dt * k3)
+    return y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+y = np.array([theta0, np.zeros_like(theta0)])
+t = 0.0
+ts, thetas = [], []
+for step in range(nsteps):
+    y = rk4_step(t, y, dt)
+    t += dt
+    if step % 10 == 0:
+        ts.append(t)
+        thetas.append(y[0].copy())
+ts = np.array(ts)
+thetas = np.array(thetas)
+energy = 0.5 * L**2 * y[1]**2 + g * L * (1 - np.cos(y[0]))
+small_period = 2 * math.pi * math.sqrt(L / g)
+print(f"t = {t:.2f} ({t / small_period:.1f} small-angle periods): mean energy {energy.mean():.4f}")
+"""
+
+
+def _pendulum(m: int, nsteps: int) -> dict:
+    return {"np": np, "theta0": np.linspace(0.1, 3.0, m), "g": 9.81, "L": 1.0, "damping": 0.1, "A": 1.2,
+            "drive_freq": 2.0 / 3.0, "dt": 0.01, "nsteps": nsteps}
+
+
+CONFUSION = """\
+scores = X @ W + b
+y_pred = np.argmax(scores, axis=1)
+k = W.shape[1]
+cm = np.zeros((k, k), dtype=int)
+for t, p in zip(y_true, y_pred):
+    cm[t, p] += 1
+precision = np.diag(cm) / np.maximum(cm.sum(axis=0), 1)
+recall = np.diag(cm) / np.maximum(cm.sum(axis=1), 1)
+print("accuracy", np.trace(cm) / cm.sum())
+print("macro F1", np.mean(2 * precision * recall / np.maximum(precision + recall, 1e-12)))
+"""
+
+
+def _confusion(n: int, d: int, k: int) -> dict:
+    r = _rng(21)
+    X = r.normal(size=(n, d))
+    W = r.normal(size=(d, k))
+    return {"np": np, "X": X, "W": W, "b": r.normal(size=k) * 0.1,
+            "y_true": np.argmax(X @ W + r.normal(size=(n, k)), axis=1)}
+
+
+ENERGY = """\
+x = x0.copy()
+energies = []
+for step in range(nsteps):
+    x = 0.999 * x + 0.001 * np.roll(x, 1)
+    energies.append((x * x).sum())
+energies = np.array(energies)
+drift = energies[-1] / energies[0] - 1
+print(f"relative energy drift {drift:.3e}")
+"""
+
+
+def _energy(n: int, nsteps: int) -> dict:
+    return {"np": np, "x0": _rng(22).normal(size=n), "nsteps": nsteps}
+
+
+DEPOSIT = """\
+x = x0.copy()
+v = v0.copy()
+for step in range(nt):
+    cell = (x * ng).astype(np.int64) % ng
+    frac = x * ng - np.floor(x * ng)
+    rho = np.bincount(cell, weights=1 - frac, minlength=ng) + np.bincount((cell + 1) % ng, weights=frac, minlength=ng)
+    field = np.cumsum(rho - rho.mean()) / ng
+    v[fast] = v[fast] * 0.99
+    v += dt * field[cell]
+    x = np.mod(x + dt * v, 1.0)
+print("max density", rho.max(), "mean speed", np.abs(v).mean())
+"""
+
+
+def _deposit(n: int, ng: int, nt: int) -> dict:
+    r = _rng(23)
+    return {"np": np, "x0": r.random(n), "v0": r.normal(size=n), "ng": ng, "nt": nt, "dt": 0.01,
+            "fast": r.choice(n, n // 10, replace=False)}
+
+
+PROGRAMS += [
+    Program("pendulum_rk4", PENDULUM, _pendulum, {"tiny": dict(m=5, nsteps=30), "small": dict(m=200, nsteps=300)}),
+    Program("confusion_loop", CONFUSION, _confusion, {"tiny": dict(n=30, d=3, k=3), "small": dict(n=8000, d=8, k=5)}),
+    Program("energy_history", ENERGY, _energy, {"tiny": dict(n=10, nsteps=20), "small": dict(n=300, nsteps=400)}),
+    Program("deposit_gather", DEPOSIT, _deposit, {"tiny": dict(n=50, ng=8, nt=5), "small": dict(n=2000, ng=64, nt=150)}),
+]
+
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 
