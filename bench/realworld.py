@@ -1642,7 +1642,7 @@ print(f"t = {t:.2f} ({t / small_period:.1f} small-angle periods): mean energy {e
 
 
 def _pendulum(m: int, nsteps: int) -> dict:
-    return {"np": np, "theta0": np.linspace(0.1, 3.0, m), "g": 9.81, "L": 1.0, "damping": 0.1, "A": 1.2,
+    return {"np": np, "theta0": np.linspace(0.1, 3.0, m).copy(), "g": 9.81, "L": 1.0, "damping": 0.1, "A": 1.2,
             "drive_freq": 2.0 / 3.0, "dt": 0.01, "nsteps": nsteps}
 
 

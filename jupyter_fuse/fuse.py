@@ -34,8 +34,7 @@ from . import views
 from .ir import Node, toposort
 from .ops import family
 
-MAX_KERNEL_OPS = 64  # beyond this a kernel is cut: compile time grows faster than the win (a leapfrog loop fused
-# into kernels of ~190 ops compiled for 46 s, in kernels of 64 for 15 s, and replayed as fast)
+MAX_KERNEL_OPS = 256  # beyond this a kernel is cut: compile time grows faster than the win
 # ... and beyond this many arrays read from memory: numba's compile time grows faster than linearly
 # with a kernel's array arguments (sir's loop, each step reading the last kernel's values, made
 # kernels of 180), and a kernel reading that many saves little over two
