@@ -165,6 +165,8 @@ class Tape:
         return r
 
     def on_sync(self, node: Any, scalar: bool, convert: Any, out: Any, cause: str, name: str | None) -> None:
+        if self.reasons:  # (unreplayable: nothing more to record)
+            return
         if isinstance(out, np.ndarray):
             self.nbytes += out.nbytes
         node = self._leaf(node)
@@ -174,7 +176,7 @@ class Tape:
         """A call that ran outside the trace (``lazynp.eager_call``): ``recipe`` makes its arguments
         from the replay's values, ``mut`` (the node copied, the storage's input, the view chain) the
         array it writes into, ``result`` binds what it returns; ``static`` is its report entry."""
-        if result is None:
+        if result is None or self.reasons:
             return  # (the recipe said why: unreplayable)
         owner = getattr(func, "__self__", None)  # (a generator's method: lazyrandom saves its state)
         if isinstance(owner, (np.random.RandomState, np.random.Generator)) or \
@@ -201,6 +203,8 @@ class Tape:
         code, offset) find f-strings whose lazy pieces it formats again on a replay, uncompared."""
         pieces = [f for f in self.formats if call is not None and f[0] == call[0] and f[1] <= call[1] < f[2]]
         self.formats = []
+        if self.reasons:  # (unreplayable: nothing more to record)
+            return
         items = [it if it[0] == "text" else (it[0], self._leaf(it[1]), *it[2:]) for it in items]
         done = []
         for j, text in (texts or {}).items():

@@ -412,8 +412,8 @@ def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node, tuple] | None
         return call
 
     chain = None if mut is None else mut[2]
-    if chain == (("asstrided", (0, shape, c_strides(shape, dtype.itemsize))),):
-        chain = ()  # (the whole array, as a write through it moved it to new storage names it)
+    if chain and views.geometry(dtype, shape, out.layout, chain) == views.geometry(dtype, shape, out.layout, ()):
+        chain = ()  # (a chain there and back, or over the whole array, as a write moved to new storage names it)
     what = (func, template, kwargs, chain)  # (a backend may make it natively)
     return key, make, nodes, out, what
 

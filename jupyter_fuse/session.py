@@ -102,7 +102,7 @@ class Session:
         # (None: another array holds one): whether a later write may take over a region's last write
         # (trace._forwarded)
         self.readers: dict[Node, list[Node | None]] = {}
-        self._spot: tuple | None = None  # (line, bytecode offset) a flush waits for (see hold)
+        self._spot: tuple | None = None  # (line, bytecode offset) of each cell frame a flush waits for (see hold)
         self._retarget = False
         self._lasti = -1  # the bytecode offset line() found the cell's frame at
         self._slots = 0
@@ -209,14 +209,16 @@ class Session:
             # (a flush ends a chunk at a store, a statement's end, where there is one: an expression
             # cut in two would give the chunks' first and last kernels another shape than the rest,
             # and a replay's compiled loop would stop at every chunk)
-            spot = self._where()
-            if spot == self._spot or self.pending > 4 * BOUND:
+            # (the innermost point first, from line(): the whole call path is walked only where it matches)
+            here = (self.line(), self._lasti)
+            if self._spot and here == self._spot[0] and self._where() == self._spot \
+                    or self.pending > 4 * BOUND:
                 self.flush()
-                self._spot, self._retarget = spot, False  # the next chunk ends here too
+                self._spot, self._retarget = self._where(), False  # the next chunk ends here too
             elif not self._retarget and (self.pending > 2 * BOUND and buf.node.op == "setitem"
                                          or self.pending > 3 * BOUND):
                 # the point did not come back (the chunk started outside the loop): aim at one inside it
-                self._spot, self._retarget = spot, True
+                self._spot, self._retarget = self._where(), True
         elif self._spot is None and buf.node.op == "setitem":
             self._spot = self._where()
 

@@ -49,8 +49,8 @@ def native(func: Any, template: list[tuple], kwargs: list[tuple], nodes: list[No
             return None
         if idx.dtype == np.bool_ and idx.shape == out.shape and value.ndim == 1:
             return _get("mask_set"), _SET
-        if idx.dtype.kind == "i":
-            return _get("put"), _SET
+        if idx.dtype.kind == "i" and value.size in (1, idx.size * (out.size // out.shape[0] if out.shape[0] else 0)):
+            return _get("put"), _SET  # (values broadcast along a row, `u[idx] = row`: object mode makes them)
         return None
     if func is np.bincount and chain is None:
         return _bincount_call(template, kwargs, nodes, out)

@@ -40,10 +40,10 @@ def _call(func, template, kwargs, operands, out_like, chain=None):
     assert cpu_index.native(func, template, kwargs, nodes, out, chain) is not None
     fn, _ = cpu_single.python_call(("test",), lambda: None, nodes, out, (func, template, kwargs, chain))
     flat_args = []
-    for op in operands:  # (what a program passes: each operand's storage, flat, its offset and strides there)
+    for op in operands:  # (what a program passes: each operand's storage flat in memory order, its offset and strides there)
         root = _root(op)
         start = (op.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // op.itemsize
-        flat_args += [*op.shape, root.reshape(-1), start, *[s // op.itemsize for s in op.strides]]
+        flat_args += [*op.shape, root.ravel(order="K"), start, *[s // op.itemsize for s in op.strides]]
     result = np.empty(out_like.shape, out_like.dtype)
     fn(*flat_args, result)
     return result
@@ -68,6 +68,8 @@ def test_boolean_and_integer_gathers_are_numpys(shape, strided):
     f = _strided if strided else (lambda x: x)
     got = _call(operator.getitem, [("a", 0), ("a", 1)], [], [f(a), f(mask)], a[mask])
     assert got.tobytes() == a[mask].tobytes()
+    got = _call(operator.getitem, [("a", 0), ("a", 1)], [], [np.asfortranarray(a), mask], a[mask])
+    assert got.tobytes() == a[mask].tobytes()  # (C order of the elements, whatever the memory order)
     for ix in (idx, idx2):
         got = _call(operator.getitem, [("a", 0), ("a", 1)], [], [f(a), f(ix)], a[ix])
         assert got.shape == a[ix].shape and got.tobytes() == a[ix].tobytes()
@@ -145,3 +147,6 @@ def test_calls_numpy_decides_otherwise_stay_in_object_mode():
     assert cpu_index.native(operator.setitem, [("t",), ("a", 1), ("a", 2)], [], [a, i, a], out,
                             (("getitem", ((1, 3, 1),)),)) is None  # (a view written: object mode)
     assert cpu_index.native(np.bincount, [("a", 0)], [], [u], out, None) is None  # (NumPy refuses unsigned)
+    rows = Node.make("ref", (), (10,), np.dtype(np.float64), (4, 3), (0, (24, 8)))
+    row = _node(np.zeros(3), 4)  # (`u[idx] = row`: broadcast along the rows, NumPy's to make)
+    assert cpu_index.native(operator.setitem, [("t",), ("a", 1), ("a", 2)], [], [rows, i, row], rows, ()) is None
