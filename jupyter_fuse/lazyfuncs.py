@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
+from . import views
 from .lazynp import FUNCS as _TRACED, _lazy, arange, broadcast_to, concatenate, eager_call, full, where, zeros
 from .ops import OPS
 from .trace import LazyArray, Unsupported, elementwise, fresh, session
@@ -130,9 +131,15 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, ne
             fills = [np.array(v).astype(x.dtype, casting="same_kind")[()] for v in values]
         except (Warning, TypeError):
             raise Unsupported("np.nan_to_num with these values") from None
-    out = where(elementwise("isnan", [x]), fills[0], x)
-    out = where(x == np.inf, fills[1], out)
-    return where(x == -np.inf, fills[2], out)
+    # NumPy copies x (order='K': x's memory order, a size-1 axis's stride included) and writes into the copy;
+    # the selects below would lay out their result by the ufunc iterator's rule, so they run on x seen in
+    # that order and the result is turned back
+    axes = views.like_order(x._ghost())
+    t = x if axes is None else x.transpose(axes)
+    out = where(elementwise("isnan", [t]), fills[0], t)
+    out = where(t == np.inf, fills[1], out)
+    out = where(t == -np.inf, fills[2], out)
+    return out if axes is None else out.transpose(views.inverse(axes))
 
 
 def _tri(shape: tuple[int, ...], k: int) -> LazyArray:

@@ -703,3 +703,11 @@ def test_inplace_casting_asked_per_kind_of_operand(source, opts):
     """``out op= other`` asks NumPy's casting rule once per kind of call: an answer remembered for one
     operand must not let another through that NumPy refuses."""
     check(source, "x = np.zeros(3, np.int8); f = np.ones(3)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = np.nan_to_num(b)", "v = np.nan_to_num(np.square(b))", "v = np.nan_to_num(f[::-1])", "v = np.nan_to_num(f.T)")
+def test_nan_to_num_keeps_the_memory_order_of_its_copy(source, opts):  # (generator: seed 670140)
+    """NumPy's ``nan_to_num`` writes into a copy in order='K': a size-1 axis keeps its place in that order."""
+    check(source, "b = np.array([0.75, np.nan, 1.0, -np.inf, 0.5, np.inf, 3.5, -2.0]).reshape((1, 4, 2)).T; "
+                  "f = np.asfortranarray(np.array([[np.nan, 1.0, np.inf], [2.0, -np.inf, 3.0]]))", **opts)
