@@ -91,7 +91,10 @@ def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool =
     p.staged = staged
     place = p.place if fuse else p.place_eager
     with _no_gc():  # planning allocates much and frees nothing: a collection would only walk the whole heap
-        for node in toposort(targets, stop=computed):
+        # in the order the cell made them (a node's arguments are always older): a loop's steps are placed
+        # step by step, so a kernel cut by its size ends at a step and hands on the loop's state, not the
+        # history of one variable (which a depth-first walk from the first target would place first)
+        for node in sorted(toposort(targets, stop=computed), key=_serial):
             if node.kind == "op" and node not in computed:
                 place(node)
         keep = set(targets) | keep
@@ -102,6 +105,10 @@ def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool =
             keep |= {n for k in p.kernels for n in k.nodes if k.phase.get(n) == "red"}
         kernels = p.finish(keep)
         return Plan(kernels, p.breaks, keep, _free_after(kernels, keep), p.inplace(kernels, keep))
+
+
+def _serial(node: Node) -> int:
+    return node.serial
 
 
 @contextmanager

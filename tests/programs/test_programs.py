@@ -183,12 +183,13 @@ def test_a_print_after_a_call_reads_values_an_earlier_block_made(monkeypatch):
 
 
 def test_a_kernel_after_a_rolled_loop_reads_an_earlier_iterations_value(monkeypatch):
-    """The partitioner puts the column writes after the loop that computes ``v``: each reads one
-    iteration's ``v``, which the compiled loop keeps as a row of its history (the program read a
-    variable it never defined: a KeyError, and the replay ran kernel by kernel)."""
-    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "v": np.linspace(1, 2, 6), "B": np.zeros((4, 4))},
-                            "for it in range(4):\n    v = v / (v * v).sum()\n    B[:, it] = v[:4]\n",
-                            lambda ns: ns.update(v=np.linspace(1, 2, 6), B=np.zeros((4, 4))))
+    """A second loop reads, column by column, the values the first one kept: each is one iteration's
+    ``v``, which the compiled loop keeps as a row of its history (the program read a variable it never
+    defined: a KeyError, and the replay ran kernel by kernel)."""
+    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "v": np.linspace(1, 2, 6), "B": np.zeros((4, 6))},
+                            "vs = []\nfor it in range(6):\n    v = v / (v * v).sum()\n    vs.append(v)\n"
+                            "for it in range(6):\n    B[:, it] = vs[it][:4]\n",
+                            lambda ns: ns.update(v=np.linspace(1, 2, 6), B=np.zeros((4, 6))))
     assert "iterations of" in r.program, (r.program, r.program_note)
 
 

@@ -841,7 +841,7 @@ def test_a_value_written_in_place_each_outer_iteration_is_kept_as_it_was(monkeyp
     # row must be copied before the carried array moves on to the next zeros (it was: zeros were kept)
     src = ("alpha, beta, delta, gamma, dt = 1.1, 0.4, 0.1, 0.4, 0.01\n"
            "def rhs(x, y):\n    return alpha * x - beta * x * y, delta * x * y - gamma * y\n\n"
-           "x, y = x0.copy(), y0.copy()\nsnapshots = [np.stack([x, y])]\nfor k in range(500):\n"
+           "x, y = x0.copy(), y0.copy()\nsnapshots = [np.stack([x, y])]\nfor k in range(800):\n"
            "    dxdt, dydt = rhs(x, y)\n    x, y = x + dt * dxdt, y + dt * dydt\n"
            "    if (k + 1) % 100 == 0:\n        snapshots.append(np.stack([x, y]))\n")
     r = np.random.default_rng(3)
