@@ -59,6 +59,7 @@ class Kernel:
     stage: dict[Node, int] = field(default_factory=dict)
     seq: int = 0  # creation order while partitioning (see _Partitioner._depends)
     reads: set[Node] = field(default_factory=set)  # storages it reads from memory (``MAX_KERNEL_READS``)
+    sites: set[tuple[int, int]] = field(default_factory=set)  # where in the cell's code its ops were made
 
     @property
     def reductions(self) -> list[Node]:
@@ -75,19 +76,25 @@ class Plan:
 
 
 def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool = True,
-              lines: dict[Node, list[int]] | None = None, implicit: set[Node] | None = None,
+              lines: dict[Node, list[int]] | None = None, sites: dict[Node, tuple[int, int]] | None = None,
+              implicit: set[Node] | None = None,
               supports: Callable[[Node], str | None] | None = None,
               synced: dict[Node, str] | None = None, staged: bool = False,
               keep_reductions: bool = False) -> Plan:
     """Kernels computing ``targets`` from the values in ``computed``.
 
+    ``sites``: where in the cell's code each op was made (line, bytecode offset). Kernels are not merged
+    side by side (horizontal fusion) across ops of one site that read nothing in common: those are one
+    op of two loop iterations (or two calls of a function) on other data (a bootstrap's mean of each
+    resample), which gain nothing from sharing a kernel, and a kernel per iteration is what a replay
+    rolls back into a loop. (Ones reading one array, a convolution's shifted windows, still merge.)
     ``implicit`` nodes are part of the eager op that made their argument (the
     cast and the write of ``a += b``): with fusion off they share its kernel.
     ``synced`` says, for values an earlier sync computed, where that was. ``staged``: the
     backend renders multi-pass reduce kernels (see ``Kernel.stage``). ``keep_reductions``: at a
     sync mid-cell, reduction results (small) are kept, so later uses do not recompute them.
     """
-    p = _Partitioner(computed, lines or {}, implicit or set(), supports or (lambda n: None), synced or {})
+    p = _Partitioner(computed, lines or {}, sites or {}, implicit or set(), supports or (lambda n: None), synced or {})
     p.staged = staged
     place = p.place if fuse else p.place_eager
     with _no_gc():  # planning allocates much and frees nothing: a collection would only walk the whole heap
@@ -132,8 +139,8 @@ class _Partitioner:
 
     SIBLING_WINDOW = 8  # recent kernels of one iteration space tried for horizontal fusion
 
-    def __init__(self, computed: dict, lines: dict, implicit: set[Node], supports, synced) -> None:
-        self.computed, self.lines, self.implicit = computed, lines, implicit
+    def __init__(self, computed: dict, lines: dict, sites: dict, implicit: set[Node], supports, synced) -> None:
+        self.computed, self.lines, self.sites, self.implicit = computed, lines, sites, implicit
         self.supports, self.synced = supports, synced
         self.kernels: list[Kernel] = []  # in creation order; merged-away kernels stay, marked in ``merged``
         self.owner: dict[Node, Kernel] = {}
@@ -209,9 +216,11 @@ class _Partitioner:
         else:
             shape, axes, kind, role = node.shape, (), "ew", "pro"
         recent = self.spaces.get((kind, shape, axes), ())
+        site = self.sites.get(node)
         return [(k, role) for k in recent[:-self.SIBLING_WINDOW - 1:-1]
                 if k not in self.merged and k.kind == kind and k.shape == shape and k.axes == axes
-                and len(k.nodes) < MAX_KERNEL_OPS]
+                and len(k.nodes) < MAX_KERNEL_OPS
+                and (site not in k.sites or not k.reads.isdisjoint(self._reads(k, node)))]
 
     def _role(self, k: Kernel, a: Node, node: Node) -> "str | tuple[None, str]":
         """The phase ``node`` would take in ``k`` (which computes ``a``), or (None, why not)."""
@@ -359,8 +368,11 @@ class _Partitioner:
         return [st for st in (a.storage() for a in node.args) if st.op != "const" and owner.get(st) is not k]
 
     def _note(self, k: Kernel, node: Node) -> None:
-        """Record the kernel's dependencies, the arrays it reads and its source lines."""
+        """Record the kernel's dependencies, the arrays it reads, its source lines and sites."""
         k.reads.update(self._reads(k, node))
+        site = self.sites.get(node)
+        if site is not None:
+            k.sites.add(site)
         owner = self.owner
         for a in node.args:
             other = owner.get(a._base or a)
@@ -440,6 +452,8 @@ class _Partitioner:
             return False
         if len(a.reads | b.reads) > MAX_KERNEL_READS:
             return False
+        if not a.sites.isdisjoint(b.sites) and a.reads.isdisjoint(b.reads):
+            return False  # (one op of two iterations, reading nothing in common: see ``partition``)
         if a.kind == "reduce":  # epilogues must agree on the output shape
             shapes = {n.shape for k in (a, b) for n in k.nodes if k.phase[n] != "pro"}
             return len(shapes) == 1
@@ -450,6 +464,7 @@ class _Partitioner:
             a.kind, a.axes = "reduce", b.axes
         a.nodes += b.nodes
         a.reads |= b.reads
+        a.sites |= b.sites
         a.phase.update(b.phase)
         a.stage.update(b.stage)
         a.lines.extend(ln for ln in b.lines if ln not in a.lines)

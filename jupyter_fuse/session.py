@@ -77,6 +77,9 @@ class Session:
         self.inputs: dict[int, Any] = {}  # slot -> array read from outside (the user's own storage)
         self.values: dict[Node, Any] = {}  # node -> concrete value, for computed nodes
         self.lines: dict[Node, list[int]] = {}  # provenance: cell lines that built a node
+        # where in the cell's code (line, bytecode offset) an op was first made: two ops made at one site
+        # are one op of two iterations (or calls), which the partitioner keeps in kernels of their own
+        self.sites: dict[Node, tuple[int, int]] = {}
         self.buffers: dict[int, Any] = {}  # id(root ndarray) -> Buffer, so aliases share one
         self.wrapped: dict[int, Any] = {}  # id(ndarray) -> its LazyArray, so `a is b` survives
         self.made: Any = weakref.WeakValueDictionary()  # the same for arrays eager calls made
@@ -118,7 +121,7 @@ class Session:
     def close(self) -> None:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
         arrays and the session refer to each other), so last run's arrays die with their names."""
-        for big in (self.values, self.wrapped, self.buffers, self.made, self.made_buffers, self.lines, self.bufs,
+        for big in (self.values, self.wrapped, self.buffers, self.made, self.made_buffers, self.lines, self.sites, self.bufs,
                     self.inputs, self.generators, self.readers):
             big.clear()
         self.keepalive.clear()
@@ -175,6 +178,7 @@ class Session:
             lines = self.lines.get(node)
             if lines is None:
                 self.lines[node] = [line]
+                self.sites[node] = (line, self._lasti)
             elif line not in lines:
                 lines.append(line)
         return node
@@ -192,6 +196,8 @@ class Session:
         made it, its place in an eager op and its reads are the old node's."""
         new = Node.make(node.op, args, node.params, node.dtype, node.shape, node.layout)
         self.lines.setdefault(new, self.lines.get(node, []))
+        if node in self.sites:
+            self.sites.setdefault(new, self.sites[node])
         if node in self.implicit:
             self.implicit.add(new)
         if self.readers:
@@ -350,7 +356,8 @@ class Session:
         fuses = self.fuses
         staged = getattr(backend, "staged", False)
         options = (backend.name, type(backend).__name__, fuses, staged, final)
-        k, where = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced)
+        k, where = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced,
+                             self.sites)
         tmpl = plans.lookup(k)
         if tmpl is not None:
             if tmpl.where == where:
@@ -358,7 +365,8 @@ class Session:
             moved = tmpl.moved(frame, where)  # (its views lie elsewhere: traj[i] = state, another i)
             if moved is not None:
                 return moved, False
-        plan = fuse.partition(missing, self.values, keep, fuse=fuses, lines=self.lines, implicit=self.implicit,
+        plan = fuse.partition(missing, self.values, keep, fuse=fuses, lines=self.lines, sites=self.sites,
+                              implicit=self.implicit,
                               supports=backend.supports, synced=self.synced, staged=staged,
                               keep_reductions=not final)
         tmpl = plans.Template(plan, frame, self.values, where)
@@ -431,10 +439,11 @@ class Session:
     def _forget(self, frame: list[Node], refs: dict[Node, Node]) -> None:
         """What the session kept about a graph it just computed: its nodes' lines and marks are
         needed no more (later graphs start from leaves), and holding them would hold the nodes."""
-        lines, implicit, synced = self.lines, self.implicit, self.synced
+        lines, sites, implicit, synced = self.lines, self.sites, self.implicit, self.synced
         for n in frame:
             if n.kind != "input":
                 lines.pop(n, None)
+                sites.pop(n, None)
                 implicit.discard(n)
                 if n in refs:
                     synced.pop(n, None)
@@ -454,6 +463,7 @@ class Session:
         self.values = {n: v for n, v in values.items()
                        if n in live or n.op == "const" or n.op == "input" and n.params[0] in inputs}
         self.lines = {n: v for n, v in self.lines.items() if n in live}
+        self.sites = {n: v for n, v in self.sites.items() if n in live}
         self.synced = {n: v for n, v in self.synced.items() if n in live}
         self.implicit = {n for n in self.implicit if n in live}
         self._gc_at = max(GC_AT, 2 * len(self.values))

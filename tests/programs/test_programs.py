@@ -193,6 +193,19 @@ def test_a_kernel_after_a_rolled_loop_reads_an_earlier_iterations_value(monkeypa
     assert "iterations of" in r.program, (r.program, r.program_note)
 
 
+def test_one_reduction_a_step_of_other_data_is_a_kernel_a_step_that_rolls(monkeypatch):
+    """A bootstrap: each step's mean reads its own resample. Merged side by side (32 means a kernel, the
+    most a kernel reads), the steps had no common body and a block held every resample: the replay ran
+    kernel by kernel. One op of two iterations reading nothing in common stays apart (``fuse.partition``'s
+    sites), and the replay is two compiled loops: the draws, then a mean and a store a step."""
+    source = ("rng = np.random.default_rng(123)\nmeans = np.empty(n_boot)\nfor i in range(n_boot):\n"
+              "    sample = rng.choice(data, size=data.size, replace=True)\n    means[i] = sample.mean()\n"
+              "lo, hi = np.sort(means)[[5, -5]]\n")
+    setup = lambda: {"np": np, "data": np.random.default_rng(0).exponential(2.0, 300), "n_boot": 200}  # noqa: E731
+    r, _ = _compiled_replay(monkeypatch, setup, source, lambda ns: ns.update(setup()))
+    assert "kernel by kernel" not in r.program and "200 iterations of (k2, k3)" in r.program, r.program
+
+
 def test_a_loop_that_keeps_every_step_in_a_list_rolls_up(monkeypatch):
     """``rows.append(cells)`` each step (a rule-30 automaton): every iteration's array is read after the
     loop, so the compiled loop keeps them as rows of one history, however large a row (it unrolled
