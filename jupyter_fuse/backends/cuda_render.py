@@ -617,8 +617,11 @@ def _work_dtype(node: Node) -> np.dtype:
 def acc_dtype(node: Node) -> np.dtype:
     if node.op in ("mean", "var", "std"):
         return F64
-    if node.op in ("sum", "prod") and node.dtype.kind == "f":
+    if node.op == "sum" and node.dtype.kind == "f":
         return F64
+    if node.op == "prod" and node.dtype.kind == "f":  # NumPy multiplies one by one in the float type (a
+        # float16 in float32): a float32 product overflows to inf (and inf * 0 is nan) as NumPy's does
+        return node.dtype if node.dtype.itemsize >= 4 else np.dtype(np.float32)
     if node.op in ("argmax", "argmin"):
         return node.args[0].dtype
     return node.dtype

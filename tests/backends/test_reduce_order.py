@@ -101,7 +101,7 @@ def test_argmax_argmin_first_on_ties_and_nans():
 
 
 def test_prod():
-    # (a float32 product is accumulated in float64: within the tolerance, not NumPy's bits)
+    # (a float32 product is multiplied in float32, as NumPy's: its rounding, and its overflow to inf)
     check_columns("a = (x / 2 + 1).prod(axis=0)\nb = (x32 / 2 + 1).prod(axis=0)\nc = t.prod(axis=0)\n"
                   "d = i8.prod(axis=0)\ne = u8.prod(axis=0, dtype=np.uint16)\nh = (t + 1).prod(axis=0, dtype=np.int8)")
 

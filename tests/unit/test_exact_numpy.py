@@ -711,3 +711,10 @@ def test_nan_to_num_keeps_the_memory_order_of_its_copy(source, opts):  # (genera
     """NumPy's ``nan_to_num`` writes into a copy in order='K': a size-1 axis keeps its place in that order."""
     check(source, "b = np.array([0.75, np.nan, 1.0, -np.inf, 0.5, np.inf, 3.5, -2.0]).reshape((1, 4, 2)).T; "
                   "f = np.asfortranarray(np.array([[np.nan, 1.0, np.inf], [2.0, -np.inf, 3.0]]))", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = np.prod(x, keepdims=True)", "v = x.prod(axis=0)", "v = (x * 3).prod()", "v = np.prod(x) / np.sign(x)")
+def test_a_float32_product_overflows_as_numpys(source, opts):  # (generator: seed 701294)
+    """NumPy multiplies a float32 product in float32: 3e30 * 3e30 is inf there, and inf * 0 is nan."""
+    check(source, "x = np.array([3.0e30, 1.0, 3.0e30, 2.0, 0.0, 3.0], np.float32).reshape(3, 2)", **opts)
