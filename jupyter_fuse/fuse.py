@@ -2,7 +2,7 @@
 
 Backend-neutral: it sees the IR, the op table's families and one question to
 the backend, ``supports(node) -> reason | None``. Nodes are placed greedily in
-dependency order; a node joins the kernel of an argument when that is legal,
+the order the cell made them; a node joins the kernel of an argument when that is legal,
 and otherwise starts a kernel of its own, and the reason why becomes a
 *break* (``Plan.breaks``). Kernel kinds:
 
