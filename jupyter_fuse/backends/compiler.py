@@ -66,6 +66,15 @@ class _CellRunning:
                 _IDLE.notify_all()
 
 
+# Python's collector thresholds while a cell is traced. Tracing allocates nodes, arrays, kernels and
+# launchers that mostly live until the cell ends: at the default (700 allocations a young collection,
+# every 10th of them an older one) a loop's trace spent a third of its time collecting (confusion_loop:
+# 1,265 collections, ~1 s of a 3.5 s first run, measured with gc.callbacks in a diagnostic script).
+# Fewer, larger young collections still free what a loop drops each step (memory stays flat:
+# bench/memory.py --loops).
+TRACED_GC = (50_000, 20, 10)
+
+
 @contextlib.contextmanager
 def old_objects_frozen() -> Iterator[None]:
     """A traced cell: the objects alive when it starts are frozen out of the garbage collector until it
@@ -76,9 +85,12 @@ def old_objects_frozen() -> Iterator[None]:
         yield
         return
     gc.freeze()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*TRACED_GC)
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()  # (the cell's garbage and the older are collected as before, from now on)
 
 
