@@ -122,6 +122,17 @@ def fixed_comparison(op: str, node_args: list, ins: list[np.dtype]) -> bool | No
     return None
 
 
+SCALAR_MATH = ("scalar_math", True)  # a power node's parameter: NumPy's scalar ``**`` (C's pow, no fast path)
+
+
+def power_fast_paths(node) -> bool:
+    """Does NumPy's float ``power`` loop take its shortcuts for this node: an exponent that is one value
+    for every element (a constant, or a single element broadcast: the loop's stride 0) is 2.0 -> x * x,
+    0.5 -> sqrt(x), -1.0 -> 1 / x, bits that C's pow does not always give. A NumPy scalar's ``**``
+    (``s ** 2`` of ``s = x.sum()``) is scalar math, which calls pow."""
+    return SCALAR_MATH not in node.params and (node.args[1].op == "const" or node.args[1].size == 1)
+
+
 def render_key(node) -> tuple:
     """What of a node's constant operands' values decides whether a backend renders it, for the backends'
     caches of that answer (the rest of their keys holds only the constants' types): an integer power

@@ -33,7 +33,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import fstrings, views
 from .fperrors import errors_raise
 from .ir import Node
-from .ops import OPS, REDUCTIONS, SWAPPED, UFUNC_REDUCE, UFUNCS
+from .ops import OPS, REDUCTIONS, SCALAR_MATH, SWAPPED, UFUNC_REDUCE, UFUNCS
 from .session import Session, active
 
 _SCALARS = (bool, int, float, complex, np.generic)
@@ -1251,6 +1251,16 @@ def _fast_power(x: "LazyArray", exponent: Any) -> str | None:
     return None
 
 
+def _scalar_math(op: str, x: "LazyArray", other: Any) -> tuple:
+    """The parameters of a ``**`` between NumPy scalars: scalar math computes a float power with C's pow,
+    where the ufunc (``np.power``, an array's ``**``) takes shortcuts (``ops.power_fast_paths``)."""
+    if op != "power" or not x.scalar or not _is_scalar(other):
+        return ()
+    kinds = {x.dtype.kind, other.dtype.kind if isinstance(other, (LazyArray, np.generic)) else
+             "f" if type(other) is float else "c" if type(other) is complex else "i"}
+    return (SCALAR_MATH,) if "f" in kinds and "c" not in kinds else ()
+
+
 def _is_scalar(x: Any) -> bool:
     return isinstance(x, (bool, int, float, complex, np.generic)) or isinstance(x, LazyArray) and x.scalar
 
@@ -1276,7 +1286,9 @@ def _binop(op: str, py: str):
             return _eager_operator(fop, (self, other))
         try:
             fast = _fast_power(self, other) if op == "power" else None
-            return elementwise(fast, [self]) if fast else elementwise(op, [self, other])
+            if fast:
+                return elementwise(fast, [self])
+            return elementwise(op, [self, other], params=_scalar_math(op, self, other))
         except Unsupported:
             return _eager_operator(fop, (self, other))
 
@@ -1287,7 +1299,7 @@ def _binop(op: str, py: str):
             # np.float64 subclasses Python's float, so `1j + x` is complex's own arithmetic: a Python complex
             return fop(other, self._read(f"complex {py}", float))
         try:
-            return elementwise(op, [other, self])
+            return elementwise(op, [other, self], params=_scalar_math(op, self, other))
         except Unsupported:
             return _eager_operator(fop, (other, self))
 

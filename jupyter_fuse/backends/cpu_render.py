@@ -42,7 +42,7 @@ import numpy as np
 from .. import views
 from ..fuse import Kernel
 from ..ir import Node
-from ..ops import OPS, SWAPPED, fixed_comparison
+from ..ops import OPS, SWAPPED, fixed_comparison, power_fast_paths
 
 
 class CannotRender(Exception):
@@ -475,9 +475,12 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
         helpers.add(name)
         return f"{name}({a}, {b})"
     if op == "power":
-        if flt:
-            return f"({a} ** {b})"
-        raise CannotRender("integer power needs a constant exponent")  # handled by the caller
+        if not flt:
+            raise CannotRender("integer power needs a constant exponent")  # handled by the caller
+        if power_fast_paths(node):  # NumPy's loop: x * x, sqrt(x), 1 / x for one exponent 2, 0.5, -1
+            one = _cast("1", np.dtype(np.int64), ins[0])
+            return f"({a} * {a} if {b} == 2.0 else np.sqrt({a}) if {b} == 0.5 else {one} / {a} if {b} == -1.0 else {a} ** {b})"
+        return f"({a} ** {b})"
     if op in MINMAX_HELPERS and flt:
         name = MINMAX_HELPERS[op]
         helpers.add(name)

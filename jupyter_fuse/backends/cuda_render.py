@@ -57,7 +57,7 @@ import numpy as np
 
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
-from ..ops import fixed_comparison
+from ..ops import fixed_comparison, power_fast_paths
 from .cpu_render import (MINMAX_HELPERS, SUPPORTED_DTYPES, CannotRender, exact_comparison, loop_dtypes,  # noqa: F401
                          outputs, param_value)
 
@@ -276,6 +276,9 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
     if op in ("logaddexp", "logaddexp2") and flt:
         helpers.add(op)
         return f"{op}({a}, {b})"
+    if op == "power" and flt and power_fast_paths(node):  # NumPy's loop: x * x, sqrt, 1 / x for 2, 0.5, -1
+        return (f"({b} == 2 ? {a} * {a} : {b} == 0.5 ? {_fn('sqrt', d0)}({a}) : {b} == -1 ? ({T})1 / {a} : "
+                f"{_fn('pow', d0)}({a}, {b}))")
     if op in _BINARY_C and flt:
         return f"{_fn(_BINARY_C[op], d0)}({a}, {b})"
     if op in ("floor_divide", "remainder", "fmod") and (flt or integer):

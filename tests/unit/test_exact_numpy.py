@@ -718,3 +718,34 @@ def test_nan_to_num_keeps_the_memory_order_of_its_copy(source, opts):  # (genera
 def test_a_float32_product_overflows_as_numpys(source, opts):  # (generator: seed 701294)
     """NumPy multiplies a float32 product in float32: 3e30 * 3e30 is inf there, and inf * 0 is nan."""
     check(source, "x = np.array([3.0e30, 1.0, 3.0e30, 2.0, 0.0, 3.0], np.float32).reshape(3, 2)", **opts)
+
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+@pytest.mark.parametrize("source", ["y = x ** 2.0", "y = np.power(x, 2)", "y = np.power(np.abs(x), 0.5)",
+                                    "y = x ** np.float64(-1.0)", "y = np.power(x, e)", "y = x.astype(np.float32) ** 2.0",
+                                    "y = x ** 3.0"])
+def test_a_power_with_one_exponent_takes_numpys_shortcuts(source, backend):
+    """NumPy's float power loop with one exponent for every element computes 2.0, 0.5 and -1.0 as x * x,
+    sqrt(x) and 1 / x; C's pow gives other bits for about one value in a thousand (an array of exponents
+    takes pow, as before). Bits, not the harness's tolerance."""
+    x = np.random.default_rng(0).normal(0, 100, 20000)
+    ref = {"np": np, "x": x.copy(), "e": np.full(x.size, 2.0)}
+    exec(source, ref)
+    ns = {"np": np, "x": x.copy(), "e": np.full(x.size, 2.0)}
+    jf.run_cell(source, ns, backend=backend, cache=False)
+    assert ns["y"].dtype == ref["y"].dtype and np.array_equal(ns["y"], ref["y"]), int((ns["y"] != ref["y"]).sum())
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_a_numpy_scalars_power_is_scalar_math(backend):  # (a notebook program: Otsu's threshold)
+    """``s ** 2`` of a NumPy scalar is NumPy's scalar math, C's pow; ``np.power(s, 2)`` is the ufunc's x * x.
+    The first run gave x * x, a compiled replay pow: the float() differed, and the replay missed."""
+    source = "s = x.sum()\nv = float(s ** 2)\nw = s ** 2.0\nu = np.power(s, 2)\nq = 2.0 ** (s / s * 2)\n"
+    for run in range(3):
+        ref = {"np": np, "x": np.array([-89.58223028719758])}
+        exec(source, ref)
+        ns = {"np": np, "x": np.array([-89.58223028719758])}
+        r = jf.run_cell(source, ns, backend=backend)
+        assert [repr(ns[k]) for k in "vwuq"] == [repr(ref[k]) for k in "vwuq"]
+        assert run == 0 or r.cache == "hit", r.miss_reasons
