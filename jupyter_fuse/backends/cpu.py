@@ -17,6 +17,7 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import math
 import os
 import re
 import shutil
@@ -223,7 +224,7 @@ class CpuBackend:
             args.append(("const", self._numba.get_num_threads() if parallel else 1))
         read_bytes = sum(n.nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))
         written = sum(n.nbytes for n in rendered.outputs) + (
-            int(np.prod(scatter.params[1], dtype=np.int64)) * scatter.dtype.itemsize if kernel.kind == "scatter" else 0)
+            math.prod(scatter.params[1]) * scatter.dtype.itemsize if kernel.kind == "scatter" else 0)
         entry = kernel_entry(kernel, 0.0, read_bytes, rendered.source, written=written, parallel=parallel)
         return CallSpec(module.kernel_par if parallel else module.kernel_seq, args, entry)
 
@@ -400,7 +401,7 @@ def _warm(blk: Any) -> None:
 
 def _work(kernel: Kernel) -> int:
     """Elements times ops: what decides threads (``PARALLEL_WORK``) and a compile in sight (``compiler.SMALL``)."""
-    return (int(np.prod(kernel.shape, dtype=np.int64)) if kernel.shape else 1) * len(kernel.nodes)
+    return math.prod(kernel.shape) * len(kernel.nodes)
 
 
 _PLAIN = {np.dtype(np.float64): float, np.dtype(np.int64): int, np.dtype(np.bool_): bool}
@@ -487,7 +488,7 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any,
     region = 0
     if scatter is not None:
         dst = [r.dst[0]] + [r.dst[1][d] for d in r.dst[2]]
-        region = int(np.prod(scatter.params[1], dtype=np.int64)) * scatter.dtype.itemsize
+        region = math.prod(scatter.params[1]) * scatter.dtype.itemsize
 
     def bind(values: dict) -> tuple[list, list, tuple | None]:
         args = list(head)

@@ -657,8 +657,9 @@ def structure(kernel: Kernel) -> tuple[tuple | None, list[Node]]:
     key render to one source; ``rebind`` moves the first one's ``Rendered`` onto the second's nodes.
     A loop whose chunks plan apart (``traj[i] = state`` writes another row each chunk) thus renders
     each distinct kernel once, not each kernel of each chunk. Constants are keyed by value (an integer
-    power's exponent is part of the source); a read by its dtype, shape and layout and its storage's
-    (``views.element_layout``: its offset and strides in memory)."""
+    power's exponent is part of the source); a read by its dtype, shape, strides and its storage's: not
+    by its offset, an argument of the source (``o0``) that ``rebind`` works out for the new read
+    (``cm[t, p] += 1`` over data reads another element each step: one source, rendered once)."""
     own = {n: i for i, n in enumerate(kernel.nodes)}
     order = list(kernel.nodes)
     ext: list[tuple] = []
@@ -671,8 +672,9 @@ def structure(kernel: Kernel) -> tuple[tuple | None, list[Node]]:
             if a.op == "const":
                 ext.append(("const", a.params, a.dtype))
             else:  # (an input's slot, a view's index: told by where it lies, not kept in the source)
-                s = a.storage()
-                ext.append(("read", a.dtype, a.shape, a.layout, own[s] if s in own else (s.dtype, s.shape, s.layout)))
+                s, lay = a.storage(), a.layout
+                place = None if lay is None else (lay[0] % a.dtype.itemsize, lay[1])  # (aligned or not, strides)
+                ext.append(("read", a.dtype, a.shape, place, own[s] if s in own else (s.dtype, s.shape, s.layout)))
         return i
 
     nodes = tuple((n.op, source_params(n), n.dtype, n.shape, n.layout, tuple([ref(a) for a in n.args]),
@@ -700,8 +702,10 @@ def rebind(r: Rendered, old: list[Node], new: list[Node]) -> Rendered:
     dst = r.dst
     if dst is not None:  # (one assignment a kernel: its region's offset is this kernel's)
         dst = region(next(n for n in new if n.op == "setitem"))
-    return replace(r, params=[(move(n), d) for n, d in r.params], reads=[(move(n), s) for n, s in r.reads],
-                   outputs=[move(n) for n in r.outputs], dst=dst)
+    reads = [(move(n), shape) for n, shape in r.reads]
+    flat = [f if f is None else (views.element_layout(n, shape)[0], f[1], f[2]) for (n, shape), f in zip(reads, r.flat)]
+    return replace(r, params=[(move(n), d) for n, d in r.params], reads=reads, outputs=[move(n) for n in r.outputs],
+                   dst=dst, flat=flat)
 
 
 def _read_args(j: int, flat: tuple | None) -> list[str]:
