@@ -1713,6 +1713,185 @@ PROGRAMS += [
 ]
 
 
+# -- written by helper agents in the eleventh session (2026-12-05): scalar loops fusion does not pay for
+# (a pixel at a time, a tridiagonal sweep), a NumPy scalar's ** in a float(), np.linalg.solve in a loop
+
+# Otsu threshold from a histogram, looping over candidate thresholds
+OTSU = """\
+hist = np.bincount(img.ravel(), minlength=256).astype(np.float64)
+p = hist / hist.sum()
+levels = np.arange(256)
+best_t, best_var = 0, -1.0
+between = []
+for t in range(1, 256):
+    w0 = p[:t].sum()
+    w1 = 1.0 - w0
+    if w0 == 0 or w1 == 0:
+        between.append(0.0)
+        continue
+    mu0 = (levels[:t] * p[:t]).sum() / w0
+    mu1 = (levels[t:] * p[t:]).sum() / w1
+    var_b = float(w0 * w1 * (mu0 - mu1) ** 2)
+    between.append(var_b)
+    if var_b > best_var:
+        best_var, best_t = var_b, t
+between = np.array(between)
+mask = img >= best_t
+binary = np.where(mask, 255, 0).astype(np.uint8)
+fg_frac = mask.mean()
+print(f"Otsu threshold {best_t}, between-class variance {best_var:.1f}, foreground {fg_frac:.1%}")
+"""
+
+
+def _otsu(n: int) -> dict:
+    r = _rng()
+    img = r.normal(80, 15, (n, n))
+    yy, xx = np.mgrid[:n, :n]
+    blob = (yy - n / 2) ** 2 + (xx - n / 3) ** 2 < (n / 4) ** 2
+    img[blob] = r.normal(170, 20, blob.sum())
+    return {"np": np, "img": np.clip(img, 0, 255).astype(np.uint8)}
+
+
+# Floyd-Steinberg dithering with two nested Python loops over pixels
+DITHER = """\
+img = gray.astype(np.float64) / 255.0
+h, w = img.shape
+out = img.copy()
+for y in range(h):
+    for x in range(w):
+        old = out[y, x]
+        new = 1.0 if old >= 0.5 else 0.0
+        out[y, x] = new
+        err = old - new
+        if x + 1 < w:
+            out[y, x + 1] += err * 7 / 16
+        if y + 1 < h:
+            if x > 0:
+                out[y + 1, x - 1] += err * 3 / 16
+            out[y + 1, x] += err * 5 / 16
+            if x + 1 < w:
+                out[y + 1, x + 1] += err * 1 / 16
+dithered = (out > 0.5).astype(np.uint8)
+print(f"mean gray {img.mean():.4f}, ink {dithered.mean():.4f}, |diff| {abs(img.mean() - dithered.mean()):.4f}")
+"""
+
+
+def _dither(n: int) -> dict:
+    yy, xx = np.mgrid[:n, :n]
+    g = 127 + 100 * np.sin(xx / 5.0) * np.cos(yy / 7.0)
+    return {"np": np, "gray": np.clip(g, 0, 255).astype(np.uint8)}
+
+
+# backward-Euler heat equation with the tridiagonal system solved by the Thomas algorithm (a loop)
+THOMAS = """\
+def thomas(a, b, c, d):
+    n = len(d)
+    cp = np.zeros(n)
+    dp = np.zeros(n)
+    cp[0] = c[0] / b[0]
+    dp[0] = d[0] / b[0]
+    for i in range(1, n):
+        m = b[i] - a[i] * cp[i - 1]
+        cp[i] = c[i] / m
+        dp[i] = (d[i] - a[i] * dp[i - 1]) / m
+    x = np.zeros(n)
+    x[-1] = dp[-1]
+    for i in range(n - 2, -1, -1):
+        x[i] = dp[i] - cp[i] * x[i + 1]
+    return x
+
+dx = 1.0 / (nx + 1)
+r = alpha * dt / dx ** 2
+a = np.full(nx, -r)
+b = np.full(nx, 1 + 2 * r)
+c = np.full(nx, -r)
+a[0] = 0.0
+c[-1] = 0.0
+xs = np.linspace(dx, 1 - dx, nx)
+u = np.sin(np.pi * xs) + 0.5 * np.sin(3 * np.pi * xs)
+peaks = []
+for step in range(nsteps):
+    u = thomas(a, b, c, u)
+    peaks.append(u.max())
+exact = np.exp(-np.pi ** 2 * alpha * dt * nsteps) * np.sin(np.pi * xs)
+print(f"max after {nsteps} steps {peaks[-1]:.6f}; L2 error vs one-mode decay {np.sqrt(np.mean((u - exact) ** 2)):.3e}")
+"""
+
+
+def _thomas(nx: int, nsteps: int) -> dict:
+    return {"np": np, "nx": nx, "nsteps": nsteps, "alpha": 1.0, "dt": 1e-3}
+
+
+# a planet around a star by leapfrog (kick-drift-kick) with the energy and angular momentum each step
+ORBIT = """\
+import math
+
+def accel(r):
+    d = math.sqrt(r[0] ** 2 + r[1] ** 2)
+    return -GM * r / d ** 3
+
+r = np.array([1.0, 0.0])
+v = np.array([0.0, 1.2])
+a = accel(r)
+energies = []
+ang = []
+for step in range(nsteps):
+    v += 0.5 * dt * a
+    r += dt * v
+    a = accel(r)
+    v += 0.5 * dt * a
+    E = 0.5 * (v @ v) - GM / np.linalg.norm(r)
+    energies.append(E)
+    ang.append(r[0] * v[1] - r[1] * v[0])
+energies = np.array(energies)
+drift = (energies.max() - energies.min()) / abs(energies[0])
+print(f"E0={energies[0]:.8f}, relative energy drift {drift:.3e}, L range {max(ang) - min(ang):.2e}")
+"""
+
+
+def _orbit(nsteps: int) -> dict:
+    return {"np": np, "GM": 1.0, "dt": 0.01, "nsteps": nsteps}
+
+
+# Newton's method on the discretised Bratu problem -u'' = lam*exp(u), Jacobian assembled densely
+NEWTON_SYS = """\
+def residual(u):
+    up = np.concatenate(([0.0], u, [0.0]))
+    return (2 * up[1:-1] - up[:-2] - up[2:]) / h ** 2 - lam * np.exp(u)
+
+def jacobian(u):
+    J = np.diag(np.full(n, 2.0 / h ** 2) - lam * np.exp(u))
+    off = np.full(n - 1, -1.0 / h ** 2)
+    J += np.diag(off, 1) + np.diag(off, -1)
+    return J
+
+h = 1.0 / (n + 1)
+u = np.zeros(n)
+norms = []
+for it in range(20):
+    F = residual(u)
+    nrm = float(np.linalg.norm(F, np.inf))
+    norms.append(nrm)
+    if nrm < 1e-10:
+        break
+    du = np.linalg.solve(jacobian(u), -F)
+    u += du
+print(f"Newton: {it} steps, residual history {[f'{r:.1e}' for r in norms]}, max u {u.max():.8f}")
+"""
+
+
+def _newton_sys(n: int) -> dict:
+    return {"np": np, "n": n, "lam": 2.0}
+
+
+PROGRAMS += [
+    Program("otsu", OTSU, _otsu, {"tiny": {"n": 32}, "small": {"n": 256}}),
+    Program("dither_fs", DITHER, _dither, {"tiny": {"n": 8}, "small": {"n": 32}}),
+    Program("thomas_heat", THOMAS, _thomas, {"tiny": dict(nx=10, nsteps=5), "small": dict(nx=100, nsteps=30)}),
+    Program("orbit_leapfrog", ORBIT, _orbit, {"tiny": dict(nsteps=50), "small": dict(nsteps=1500)}),
+    Program("newton_bratu", NEWTON_SYS, _newton_sys, {"tiny": dict(n=8), "small": dict(n=200)}),
+]
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 
