@@ -239,6 +239,8 @@ def cache_phrase(d: dict[str, Any]) -> str:
         return f"traced again: {reasons[0]}{more}"
     if state == "unreplayable":
         return f"traced every run: {reasons[0]}{more}" if reasons else "traced every run"
+    if state == "numpy":  # (runner.PLAIN_MIN: a cell fusion does not pay for)
+        return reasons[0] if reasons else "ran as plain NumPy"
     return "cache off"
 
 

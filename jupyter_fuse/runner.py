@@ -9,16 +9,29 @@ import os
 import time
 from typing import Any
 
+from . import fmt
 from .backends import compiler, get_backend
 from .cache import PLAN_CACHE, Abandon, Tape, replay, warn_storm
 from .capture import CellContext, Namespace, finalize
 from .guards import scan
 from .ir import format_graph
-from .report import Report
+from .report import Report, time_shares
 from .session import Session
 
 _counter = itertools.count(1)
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# Fusion does not pay everywhere: a loop of scalar Python (a pixel at a time, a branch on each value)
+# replays as thousands of tiny kernels and syncs, each costing microseconds of launching where NumPy's
+# call costs one. Once such a cell's replay is settled (nothing of it still compiling) and most of its
+# time went outside kernels, the next run is plain NumPy, timed; when NumPy was PLAIN_MARGIN times
+# faster, the cell runs as plain NumPy from then on (its report says why), until a run of it takes
+# PLAIN_DRIFT times longer than that (its inputs grew: fusion may pay now, and is tried again).
+# JUPYTER_FUSE_PLAIN=off keeps replaying (the tests do: they look at the replays themselves).
+PLAIN_MIN = 1e-3  # seconds: a replay shorter than this is never timed against NumPy
+PLAIN_OVERHEAD = 0.5  # the share of a replay's time outside kernels that makes it a suspect
+PLAIN_MARGIN = 1.25
+PLAIN_DRIFT = 4.0
 
 
 class KernelCountError(AssertionError):
@@ -50,6 +63,8 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
             options.update(dry_run=dry_run, keep=keep, emulate=emulate)
         key = (source, engine.name + " --emulate" * emulate, fuse, dry_run, keep)  # (emulated plans are cached apart)
         misses: list[str] = []
+        if cache and _runs_plain(key):
+            return _run_plain(key, source, namespace, engine, options, filename)
         if cache:
             hit, misses = _try_replay(key, source, namespace, engine, options)
             if hit is not None:
@@ -136,7 +151,65 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     t["guard"] = t_guard
     t["total"] = time.perf_counter() - t0
     t["run"] = max(0.0, t["total"] - t_guard - t["compile"])
+    _suspect(key, entry, report)
     return report, []
+
+
+def _suspect(key: tuple, entry: Any, report: Report) -> None:
+    """After a replay: if it is settled and went mostly to launching, time the next run as plain NumPy."""
+    st = PLAN_CACHE.stats.get(key)
+    if st is None or "numpy_time" in st or entry.program_jobs or compiler.pending() \
+            or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
+        return
+    total = report.times["total"]
+    if total > PLAIN_MIN and time_shares(report._fields()).get("overhead", 0.0) > PLAIN_OVERHEAD:
+        st["replay_time"], st["replay_launches"] = total, report.kernels
+
+
+def _runs_plain(key: tuple) -> bool:
+    st = PLAN_CACHE.stats.get(key)
+    return st is not None and ("replay_time" in st and "numpy_time" not in st or st.get("plain", False))
+
+
+def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: dict, filename: str | None) -> Report:
+    """The cell as plain NumPy (``PLAIN_MIN``'s comment): exactly what it does without ``%%fuse``."""
+    __tracebackhide__ = True
+    st = PLAN_CACHE.stats[key]
+    report = Report(backend=engine.name)
+    report.source, report.options, report.cache = source, options, "numpy"
+    filename = filename or f"<fuse-cell-{next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    body, last = _compile(source, filename)
+    result: Any = None
+    t0 = time.perf_counter()
+    try:
+        exec(body, namespace)
+        if last is not None:
+            result = eval(last, namespace)
+    except BaseException as e:  # NumPy's own exception, as without %%fuse
+        report.error = f"{type(e).__name__}: {e}"
+        raise
+    finally:
+        elapsed = time.perf_counter() - t0
+        report.times["run"] = report.times["total"] = elapsed
+    replay = fmt.seconds(st["replay_time"])
+    launches = fmt.plural(st["replay_launches"], "kernel launch", "kernel launches")
+    if "numpy_time" not in st:  # this run timed NumPy: decide
+        st["numpy_time"] = elapsed
+        st["plain"] = st["replay_time"] > PLAIN_MARGIN * elapsed
+        verdict = "it runs as plain NumPy from now on" if st["plain"] else "the replay is kept"
+        note = (f"ran as plain NumPy once, to time it: {fmt.seconds(elapsed)}, where the replay took {replay} "
+                f"({launches}, mostly outside kernels): {verdict}")
+    else:
+        note = (f"ran as plain NumPy: fusion does not pay for this cell (its replay took {replay}, {launches}, "
+                f"mostly outside kernels; NumPy {fmt.seconds(st['numpy_time'])})")
+        if elapsed > PLAIN_DRIFT * st["numpy_time"]:  # (its inputs grew: the next run replays or traces)
+            for k in ("plain", "numpy_time", "replay_time", "replay_launches"):
+                st.pop(k, None)
+            note += "; this run took much longer, so the next one tries fusion again"
+    report.miss_reasons = [note]
+    report.result = result  # type: ignore[attr-defined]
+    return report
 
 
 def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:

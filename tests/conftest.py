@@ -13,6 +13,8 @@ os.environ.setdefault("JUPYTER_FUSE_STRICT", "1")
 # every kernel compiled where it first runs: the first run tests the compiled kernels (background
 # compiles, jupyter_fuse/backends/compiler.py, have their own tests)
 os.environ.setdefault("JUPYTER_FUSE_COMPILE", "sync")
+# replays stay replays, however their times compare with NumPy's (tests/replay/test_plain.py turns it on)
+os.environ.setdefault("JUPYTER_FUSE_PLAIN", "off")
 # compiled kernels are cached inside the checkout (build/ is not tracked), not in the user's home
 os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR",
                       os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "kernel-cache"))  # `from harness import check` in every test folder

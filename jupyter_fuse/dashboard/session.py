@@ -19,8 +19,8 @@ from .history import HISTORY, CellRun, History, session_summary
 from .panel import figure_output, show_figure
 from .theme import PANEL_CLASS, plot_layout
 
-CACHE_STATES = ("hit", "miss", "unreplayable", "off")
-CACHE_COLOURS = {"hit": "#00cc96", "miss": "#ffa15a", "unreplayable": "#ef553b", "off": "#c7c7c7"}
+CACHE_STATES = ("hit", "miss", "unreplayable", "numpy", "off")
+CACHE_COLOURS = {"hit": "#00cc96", "miss": "#ffa15a", "unreplayable": "#ef553b", "numpy": "#636efa", "off": "#c7c7c7"}
 
 
 def _layout(title: str, **extra) -> dict:

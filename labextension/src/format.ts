@@ -173,6 +173,8 @@ export function cachePhrase(r: IFuseReport): string {
         : `traced again: ${reasons[0]}${more}`;
     case 'unreplayable':
       return reasons.length ? `traced every run: ${reasons[0]}${more}` : 'traced every run';
+    case 'numpy': // a cell fusion does not pay for (runner.PLAIN_MIN): why, in the first reason
+      return reasons.length ? reasons[0] : 'ran as plain NumPy';
     default:
       return 'cache off';
   }

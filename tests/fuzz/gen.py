@@ -45,6 +45,7 @@ import harness
 import jupyter_fuse
 
 os.environ.setdefault("JUPYTER_FUSE_STRICT", "1")  # a kernel that fails to compile is an error, not a fallback
+os.environ.setdefault("JUPYTER_FUSE_PLAIN", "off")  # replays are compared with NumPy, not swapped for it
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"]

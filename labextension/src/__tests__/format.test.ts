@@ -89,6 +89,9 @@ test('the cache in a few words: a first run is no failure', () => {
     'traced every run: a (+1 more)'
   );
   assert.equal(cachePhrase(report({ cache: 'hit', miss_reasons: [] })), 'replayed (every guard held)');
+  const why = 'ran as plain NumPy: fusion does not pay for this cell (its replay took 74.6 ms, ...)';
+  assert.equal(cachePhrase(report({ cache: 'numpy', miss_reasons: [why] })), why);
+  assert.equal(cachePhrase(report({ cache: 'numpy', miss_reasons: [] })), 'ran as plain NumPy');
 });
 
 test('a loop kernel says how often it ran', () => {

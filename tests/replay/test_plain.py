@@ -1,0 +1,82 @@
+"""A cell fusion does not pay for runs as plain NumPy (``runner.PLAIN_MIN``): a settled replay that went
+mostly to launching is timed once against plain NumPy, and the faster is kept. The decisions are timing's;
+here the thresholds are set so that each way is taken for sure, and every run leaves what NumPy leaves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import Twin
+
+from jupyter_fuse import runner
+
+# a scalar loop: a branch on each value, one element written at a time (Floyd-Steinberg's error diffusion)
+DITHER = """\
+out = img.copy()
+for i in range(out.shape[0]):
+    for j in range(out.shape[1] - 1):
+        old = out[i, j]
+        new = 1.0 if old >= 0.5 else 0.0
+        out[i, j] = new
+        out[i, j + 1] += (old - new) * 0.4375
+"""
+
+
+def _setup() -> dict:
+    return {"np": np, "img": np.random.default_rng(5).random((4, 5))}
+
+
+@pytest.fixture
+def suspicious(monkeypatch):
+    """Every settled replay is a suspect (any time, any share outside kernels)."""
+    monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "on")
+    monkeypatch.setattr(runner, "PLAIN_MIN", 0.0)
+    monkeypatch.setattr(runner, "PLAIN_OVERHEAD", -1.0)
+
+
+def test_a_cell_numpy_runs_faster_runs_as_plain_numpy_and_says_why(suspicious, monkeypatch):
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)  # (NumPy "wins" whatever the times)
+    twin = Twin(_setup, backend="cpu")
+    states = [twin.run(DITHER).cache for _ in range(5)]
+    assert states == ["miss", "hit", "numpy", "numpy", "numpy"], states
+    probe, plain = twin.reports[2], twin.reports[3]
+    assert "ran as plain NumPy once, to time it" in probe.miss_reasons[0] and "from now on" in probe.miss_reasons[0]
+    assert "fusion does not pay for this cell" in plain.miss_reasons[0] and "kernel launches" in plain.miss_reasons[0]
+    assert "fusion does not pay" in plain.summary() and plain.kernels == 0
+
+
+def test_a_replay_faster_than_numpy_is_kept(suspicious, monkeypatch):
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", float("inf"))  # (the replay "wins")
+    twin = Twin(_setup, backend="cpu")
+    states = [twin.run(DITHER).cache for _ in range(5)]
+    assert states == ["miss", "hit", "numpy", "hit", "hit"], states
+    assert "the replay is kept" in twin.reports[2].miss_reasons[0]
+
+
+def test_a_plain_run_much_slower_than_numpy_was_tries_fusion_again(suspicious, monkeypatch):
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    twin = Twin(_setup, backend="cpu")
+    for _ in range(3):
+        twin.run(DITHER)
+    monkeypatch.setattr(runner, "PLAIN_DRIFT", 0.0)  # (this run "took far longer" than the timed one)
+    r = twin.run(DITHER)
+    assert r.cache == "numpy" and "tries fusion again" in r.miss_reasons[0]
+    assert twin.run(DITHER).cache == "hit"  # the plan is still there, its guards hold
+
+
+def test_timing_against_numpy_can_be_turned_off(suspicious, monkeypatch):
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "off")
+    twin = Twin(_setup, backend="cpu")
+    assert [twin.run(DITHER).cache for _ in range(4)] == ["miss", "hit", "hit", "hit"]
+
+
+def test_a_plain_run_raises_numpys_exception(suspicious, monkeypatch):
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    twin = Twin(lambda: {**_setup(), "k": 1}, backend="cpu")
+    source = DITHER + "r = out.reshape(k, -1)\n"
+    for _ in range(3):
+        twin.run(source)
+    twin.change(lambda ns: ns.update(k=7))  # (20 elements: no shape of 7 rows)
+    twin.run(source)  # (the twin checks: the same exception, the namespace as NumPy left it)
+    assert twin.reports[-1] is None
