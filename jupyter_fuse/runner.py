@@ -29,6 +29,9 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 # PLAIN_DRIFT times longer than that (its inputs grew: fusion may pay now, and is tried again).
 # JUPYTER_FUSE_PLAIN=off keeps replaying (the tests do: they look at the replays themselves).
 PLAIN_MIN = 1e-3  # seconds: a replay shorter than this is never timed against NumPy
+# ... nor one faster than this per op the cell traced: NumPy's own call of an op costs at least about
+# this much, so NumPy cannot win (a time-stepping loop's replay at a tenth of NumPy's time is not probed)
+NUMPY_OP = 0.5e-6
 PLAIN_OVERHEAD = 0.5  # the share of a replay's time outside kernels that makes it a suspect
 PLAIN_MARGIN = 1.25
 PLAIN_DRIFT = 4.0
@@ -162,7 +165,8 @@ def _suspect(key: tuple, entry: Any, report: Report) -> None:
             or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
         return
     total = report.times["total"]
-    if total > PLAIN_MIN and time_shares(report._fields()).get("overhead", 0.0) > PLAIN_OVERHEAD:
+    if total > max(PLAIN_MIN, NUMPY_OP * report.ops) \
+            and time_shares(report._fields()).get("overhead", 0.0) > PLAIN_OVERHEAD:
         st["replay_time"], st["replay_launches"] = total, report.kernels
 
 

@@ -30,6 +30,7 @@ def _setup() -> dict:
 def suspicious(monkeypatch):
     """Every settled replay is a suspect (any time, any share outside kernels)."""
     monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "on")
+    monkeypatch.setattr(runner, "NUMPY_OP", 0.0)
     monkeypatch.setattr(runner, "PLAIN_MIN", 0.0)
     monkeypatch.setattr(runner, "PLAIN_OVERHEAD", -1.0)
 
