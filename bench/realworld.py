@@ -30,7 +30,8 @@ each run and each wait (SIGALRM; a run past it is reported as an error).
 
 The table: numpy ms (best of 3), first ms, bg compile s, 2nd ms (the first replay), 3rd ms,
 3rd / numpy, 4th ms (a replay right after the 3rd, as NumPy's three runs follow each other: the 3rd
-follows seconds of background compiles, after which OpenBLAS's threads sleep), replayed (the second
+follows seconds of background compiles, after which OpenBLAS's threads sleep; or a plain NumPy run, where
+the cell was found not to pay for fusion: runner.PLAIN_MIN, said in the details), replayed (the second
 run's cache state), same as NumPy (all runs), why not replayed (the second run's miss reasons), error. Details follow the table: the first run's summary,
 the miss reasons, every difference from NumPy, and for an exception (or a failed replay) the
 exception with its last frames inside jupyter_fuse (re-run with JUPYTER_FUSE_DEBUG=1).
@@ -2161,7 +2162,9 @@ def measure(p: Program, size: str, backend: str, timeout: float, compile_wait: f
         # NumPy's best of 3 runs back to back, while the 3rd follows seconds of background compiles, after
         # which OpenBLAS's threads sleep and a matmul pays for waking them
         r = fuse_run(p, base, backend, timeout, compile_wait)
-        row["again"] = r.seconds if r.error is None and getattr(r.report, "cache", None) == "hit" else float("nan")
+        state = getattr(r.report, "cache", None)  # (a replay, or plain NumPy where fusion does not pay: runner.PLAIN_MIN)
+        row["again"] = r.seconds if r.error is None and state in ("hit", "numpy") else float("nan")
+        row["again_cache"] = state
         if r.error is None and (compare_ns(ref_ns, r.ns) or r.printed != ref_out):
             row["diffs"].append((4, compare_ns(ref_ns, r.ns) or ["printed text differs"]))
     finish_row(row)
@@ -2257,6 +2260,8 @@ def details(r: dict) -> None:
             print(f"run {i}: cache={x['cache']}; miss reasons:")
             for m in x["miss_reasons"]:
                 print(f"  - {m}")
+    if r.get("again_cache") not in (None, "hit"):
+        print(f"run 4: cache={r['again_cache']}")
     for i, diffs in r["diffs"]:
         print(f"run {i} differs from NumPy:")
         for d in diffs[:12]:
