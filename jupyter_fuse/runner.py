@@ -159,9 +159,10 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
 
 
 def _suspect(key: tuple, entry: Any, report: Report) -> None:
-    """After a replay: if it is settled and went mostly to launching, time the next run as plain NumPy."""
+    """After a replay: if it is settled and went mostly to launching, time the next run as plain NumPy.
+    Settled: nothing of it compiling, and not its first replay (which loads its kernels: ``first use``)."""
     st = PLAN_CACHE.stats.get(key)
-    if st is None or "numpy_time" in st or entry.program_jobs or compiler.pending() \
+    if st is None or "numpy_time" in st or entry.hits < 2 or entry.program_jobs or compiler.pending() \
             or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
         return
     total = report.times["total"]
