@@ -2337,7 +2337,8 @@ def main() -> None:
                   f"worst {max(again):.2f}x ({len(again)} programs)")
     print("\n## details\n")
     for r in rows:
-        if not (r.get("replayed") and r.get("third_replayed") and r.get("same") and not r["error"]):
+        if not (r.get("replayed") and r.get("third_replayed") and r.get("same") and not r["error"]) \
+                or r.get("again_cache") not in (None, "hit"):
             details(r)
 
 
