@@ -127,10 +127,12 @@ SCALAR_MATH = ("scalar_math", True)  # a power node's parameter: NumPy's scalar 
 
 def power_fast_paths(node) -> bool:
     """Does NumPy's float ``power`` loop take its shortcuts for this node: an exponent that is one value
-    for every element (a constant, or a single element broadcast: the loop's stride 0) is 2.0 -> x * x,
-    0.5 -> sqrt(x), -1.0 -> 1 / x, bits that C's pow does not always give. A NumPy scalar's ``**``
-    (``s ** 2`` of ``s = x.sum()``) is scalar math, which calls pow."""
-    return SCALAR_MATH not in node.params and (node.args[1].op == "const" or node.args[1].size == 1)
+    for the whole loop (a constant, a 0-d array, or one element broadcast: its stride 0) is 2.0 -> x * x,
+    0.5 -> sqrt(x), -1.0 -> 1 / x, bits that C's pow does not always give. An exponent of the result's own
+    shape takes pow, one element long as it may be (``[x] ** [2.0]``), as does a row of exponents
+    broadcast along columns. A NumPy scalar's ``**`` (``s ** 2`` of ``s = x.sum()``) is scalar math: pow."""
+    e = node.args[1]
+    return SCALAR_MATH not in node.params and (e.op == "const" or e.ndim == 0 or e.size == 1 and e.shape != node.shape)
 
 
 def render_key(node) -> tuple:

@@ -749,3 +749,17 @@ def test_a_numpy_scalars_power_is_scalar_math(backend):  # (a notebook program: 
         r = jf.run_cell(source, ns, backend=backend)
         assert [repr(ns[k]) for k in "vwuq"] == [repr(ref[k]) for k in "vwuq"]
         assert run == 0 or r.cache == "hit", r.miss_reasons
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+@pytest.mark.parametrize("source", ["y = np.power(v, w)", "y = np.power(v[0], w[0])", "y = np.power(v, w[0])",
+                                    "y = np.power(v[None], w)", "y = v ** w"])
+def test_a_one_element_exponent_takes_the_shortcut_only_when_broadcast(source, backend):
+    """NumPy squares for a 0-d or broadcast exponent of 2.0 but calls pow for one of the result's own shape,
+    one element long (``[x] ** [2.0]``); pow gives this x's square another last bit."""
+    setup = {"np": np, "v": np.array([-89.58223028719758]), "w": np.array([2.0])}
+    ref = dict(setup)
+    exec(source, ref)
+    ns = dict(setup)
+    jf.run_cell(source, ns, backend=backend, cache=False)
+    assert repr(np.asarray(ns["y"]).tolist()) == repr(np.asarray(ref["y"]).tolist())
