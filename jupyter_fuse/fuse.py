@@ -26,6 +26,7 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Callable, Iterator
 
 import numpy as np
@@ -101,7 +102,7 @@ def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool =
         # in the order the cell made them (a node's arguments are always older): a loop's steps are placed
         # step by step, so a kernel cut by its size ends at a step and hands on the loop's state, not the
         # history of one variable (which a depth-first walk from the first target would place first)
-        for node in sorted(toposort(targets, stop=computed), key=_serial):
+        for node in sorted(toposort(targets, stop=computed), key=attrgetter("serial")):
             if node.kind == "op" and node not in computed:
                 place(node)
         keep = set(targets) | keep
@@ -112,10 +113,6 @@ def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool =
             keep |= {n for k in p.kernels for n in k.nodes if k.phase.get(n) == "red"}
         kernels = p.finish(keep)
         return Plan(kernels, p.breaks, keep, _free_after(kernels, keep), p.inplace(kernels, keep))
-
-
-def _serial(node: Node) -> int:
-    return node.serial
 
 
 @contextmanager

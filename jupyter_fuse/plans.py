@@ -113,12 +113,11 @@ _TEMPLATES: "OrderedDict[tuple, Template]" = OrderedDict()
 
 
 def key(frame: list[Node], values: dict, targets: list[Node], keep: set[Node], options: tuple,
-        lines: dict, implicit: set[Node], synced: dict, sites: dict | None = None) -> tuple[tuple | None, tuple]:
+        lines: dict, implicit: set[Node], synced: dict) -> tuple[tuple | None, tuple]:
     """The structure of the graph ``frame`` (dependency order; computed nodes are leaves), and where
     its views and assignments lie (their own parameters, which the structure has relative to the first
     view of the same memory: the plan of a graph whose views lie elsewhere is ``Template.moved``)."""
     pos: dict[Node, int] = {}
-    sites = sites or {}
     parts: list[Any] = []
     where: list[Any] = []
     memory: dict[Node, Node] = {}  # a view's or an assignment's memory: the storage its chain of writes began at
@@ -146,7 +145,7 @@ def key(frame: list[Node], values: dict, targets: list[Node], keep: set[Node], o
             where.append(params)
             params = (params[1], relative(mem, params[2]))
         parts.append((op, params, n.dtype, n.shape, layout, tuple([pos[a] for a in n.args]),
-                      tuple(lines.get(n, ())), sites.get(n), n in implicit))
+                      tuple(lines.get(n, ())), n in implicit))
     k = (options, tuple(parts), tuple([pos[t] for t in targets]),
          tuple([i for i, n in enumerate(frame) if n in keep]))
     try:

@@ -161,13 +161,13 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
 def _suspect(key: tuple, entry: Any, report: Report) -> None:
     """After a replay: if it is settled and went mostly to launching, time the next run as plain NumPy.
     Settled: nothing of it compiling, and not its first replay (which loads its kernels: ``first use``)."""
-    st = PLAN_CACHE.stats.get(key)
-    if st is None or "numpy_time" in st or entry.hits < 2 or entry.program_jobs or compiler.pending() \
-            or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
-        return
     total = report.times["total"]
-    if total > max(PLAIN_MIN, NUMPY_OP * report.ops) \
-            and time_shares(report._fields()).get("overhead", 0.0) > PLAIN_OVERHEAD:
+    if total <= max(PLAIN_MIN, NUMPY_OP * report.ops) or entry.hits < 2:  # (cheap tests first: a replay's path)
+        return
+    st = PLAN_CACHE.stats.get(key)
+    if st is None or "numpy_time" in st or entry.program_jobs or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
+        return
+    if time_shares(vars(report)).get("overhead", 0.0) > PLAIN_OVERHEAD and not compiler.pending():
         st["replay_time"], st["replay_launches"] = total, report.kernels
 
 

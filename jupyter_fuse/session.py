@@ -356,8 +356,7 @@ class Session:
         fuses = self.fuses
         staged = getattr(backend, "staged", False)
         options = (backend.name, type(backend).__name__, fuses, staged, final)
-        k, where = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced,
-                             self.sites)
+        k, where = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced)
         tmpl = plans.lookup(k)
         if tmpl is not None:
             if tmpl.where == where:

@@ -68,8 +68,8 @@ class _CellRunning:
 
 # Python's collector thresholds while a cell is traced. Tracing allocates nodes, arrays, kernels and
 # launchers that mostly live until the cell ends: at the default (700 allocations a young collection,
-# every 10th of them an older one) a loop's trace spent a third of its time collecting (confusion_loop:
-# 1,265 collections, ~1 s of a 3.5 s first run, measured with gc.callbacks in a diagnostic script).
+# every 10th of them an older one) a loop's trace spent a large share of its time collecting (confusion_loop's
+# first run, seen with gc.callbacks in a diagnostic script).
 # Fewer, larger young collections still free what a loop drops each step (memory stays flat:
 # bench/memory.py --loops).
 TRACED_GC = (50_000, 20, 10)

@@ -479,7 +479,8 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
             raise CannotRender("integer power needs a constant exponent")  # handled by the caller
         if power_fast_paths(node):  # NumPy's loop: x * x, sqrt(x), 1 / x for one exponent 2, 0.5, -1
             one = _cast("1", np.dtype(np.int64), ins[0])
-            return f"({a} * {a} if {b} == 2.0 else np.sqrt({a}) if {b} == 0.5 else {one} / {a} if {b} == -1.0 else {a} ** {b})"
+            return (f"({a} * {a} if {b} == 2.0 else np.sqrt({a}) if {b} == 0.5 else {one} / {a} if {b} == -1.0 "
+                    f"else {a} ** {b})")
         return f"({a} ** {b})"
     if op in MINMAX_HELPERS and flt:
         name = MINMAX_HELPERS[op]
@@ -943,12 +944,17 @@ def _acc_dtype(node: Node) -> np.dtype:
         return np.dtype(np.float64)
     if node.op == "sum" and node.dtype.kind == "f":
         return np.dtype(np.float64)
-    if node.op == "prod" and node.dtype.kind == "f":  # NumPy multiplies one by one in the float type (a
-        # float16 in float32): a float32 product overflows to inf (and inf * 0 is nan) as NumPy's does
-        return node.dtype if node.dtype.itemsize >= 4 else np.dtype(np.float32)
+    if node.op == "prod" and node.dtype.kind == "f":
+        return float_product_dtype(node.dtype)
     if node.op in ("argmax", "argmin"):
         return node.args[0].dtype
     return node.dtype
+
+
+def float_product_dtype(dtype: np.dtype) -> np.dtype:
+    """NumPy multiplies a float product one by one in its own float type (a float16 in float32): a float32
+    product overflows to inf (and inf * 0 is nan) where a float64 accumulator would not."""
+    return dtype if dtype.itemsize >= 4 else np.dtype(np.float32)
 
 
 def _init(node: Node, acc: np.dtype) -> str:

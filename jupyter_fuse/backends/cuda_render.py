@@ -58,8 +58,8 @@ import numpy as np
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import fixed_comparison, power_fast_paths
-from .cpu_render import (MINMAX_HELPERS, SUPPORTED_DTYPES, CannotRender, exact_comparison, loop_dtypes,  # noqa: F401
-                         outputs, param_value)
+from .cpu_render import (MINMAX_HELPERS, SUPPORTED_DTYPES, CannotRender, exact_comparison,  # noqa: F401
+                         float_product_dtype, loop_dtypes, outputs, param_value)
 
 CTYPES = {
     np.dtype("bool"): "bool", np.dtype("int8"): "signed char", np.dtype("int16"): "short",
@@ -622,9 +622,8 @@ def acc_dtype(node: Node) -> np.dtype:
         return F64
     if node.op == "sum" and node.dtype.kind == "f":
         return F64
-    if node.op == "prod" and node.dtype.kind == "f":  # NumPy multiplies one by one in the float type (a
-        # float16 in float32): a float32 product overflows to inf (and inf * 0 is nan) as NumPy's does
-        return node.dtype if node.dtype.itemsize >= 4 else np.dtype(np.float32)
+    if node.op == "prod" and node.dtype.kind == "f":
+        return float_product_dtype(node.dtype)
     if node.op in ("argmax", "argmin"):
         return node.args[0].dtype
     return node.dtype

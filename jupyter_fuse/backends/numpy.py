@@ -45,7 +45,7 @@ def run_node(node: Node, args: list[Any], in_place: bool = False) -> Any:
     kw = {k: v for k, v in p} if p else {}
     if kw.pop("scalar_math", False):  # NumPy scalars' ``**``: C's pow (the ufunc squares for 2.0)
         base, exp = (np.asarray(a)[()] for a in args)
-        return np.asarray(base ** exp if "dtype" not in kw else np.power(base, exp, **kw))
+        return np.asarray(base ** exp)
     return info.fn(*args, **kw)
 
 
