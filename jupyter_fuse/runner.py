@@ -73,9 +73,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
             if hit is not None:
                 _check_kernels(hit, expect_kernels)
                 return hit
-        filename = filename or f"<fuse-cell-{next(_counter)}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one (a replay never compiles)
+        filename, body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one (a replay never compiles)
         s = Session(engine, filename, fuse=fuse)
         s.report.source = source
         s.report.options = options
@@ -182,16 +180,14 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
     st = PLAN_CACHE.stats[key]
     report = Report(backend=engine.name)
     report.source, report.options, report.cache = source, options, "numpy"
-    filename = filename or f"<fuse-cell-{next(_counter)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    body, last = _compile(source, filename)
+    filename, body, last = _compile(source, filename)
     result: Any = None
     t0 = time.perf_counter()
     try:
         exec(body, namespace)
         if last is not None:
             result = eval(last, namespace)
-    except BaseException as e:  # NumPy's own exception, as without %%fuse
+    except BaseException as e:  # NumPy's own exception, as without %%fuse (no frame of ours below the cell's)
         report.error = f"{type(e).__name__}: {e}"
         raise
     finally:
@@ -240,12 +236,15 @@ def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:
     r.times["total"] += time.perf_counter() - t0
 
 
-def _compile(source: str, filename: str):
+def _compile(source: str, filename: str | None) -> tuple[str, Any, Any]:
+    """(the cell's file name, registered with linecache for tracebacks; its body; its last expression or None)."""
+    filename = filename or f"<fuse-cell-{next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     tree = ast.parse(source, filename, "exec")
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not source.rstrip().endswith(";"):
         last = compile(ast.Expression(tree.body.pop().value), filename, "eval")
-    return compile(tree, filename, "exec"), last
+    return filename, compile(tree, filename, "exec"), last
 
 
 def _finish(s: Session, t0: float) -> None:
