@@ -28,6 +28,7 @@ import numpy as np
 
 # each cost where it is paid: kernels and programs compile where they first run, not in the background
 os.environ.setdefault("JUPYTER_FUSE_COMPILE", "sync")
+os.environ.setdefault("JUPYTER_FUSE_PLAIN", "off")  # (it times replays: one NumPy beats would run as plain NumPy)
 
 import jupyter_fuse
 from jupyter_fuse import fuse, plans, session as session_mod

@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR", tempfile.mkdtemp(prefix="jf-bench-"))  # first run compiles
+os.environ.setdefault("JUPYTER_FUSE_PLAIN", "off")  # (it times replays: one NumPy beats would run as plain NumPy)
 
 import numba  # noqa: E402
 import numexpr as ne  # noqa: E402

@@ -28,6 +28,7 @@ import time
 import numpy as np
 
 os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR", tempfile.mkdtemp(prefix="jf-bench-replay-"))  # first run compiles
+os.environ.setdefault("JUPYTER_FUSE_PLAIN", "off")  # (it times replays: one NumPy beats would run as plain NumPy)
 
 import jupyter_fuse as jf  # noqa: E402
 from jupyter_fuse.cache import PLAN_CACHE  # noqa: E402
