@@ -44,7 +44,7 @@ def run_node(node: Node, args: list[Any], in_place: bool = False) -> Any:
     info = OPS[op]
     kw = {k: v for k, v in p} if p else {}
     if kw.pop("scalar_math", False):  # NumPy scalars' ``**``: C's pow (the ufunc squares for 2.0)
-        base, exp = (np.asarray(a)[()] for a in args)
+        base, exp = (a[()] if isinstance(a, np.ndarray) else a for a in args)  # (a Python number stays weak)
         return np.asarray(base ** exp)
     return info.fn(*args, **kw)
 

@@ -763,3 +763,11 @@ def test_a_one_element_exponent_takes_the_shortcut_only_when_broadcast(source, b
     ns = dict(setup)
     jf.run_cell(source, ns, backend=backend, cache=False)
     assert repr(np.asarray(ns["y"]).tolist()) == repr(np.asarray(ref["y"]).tolist())
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("s = x.sum()\nv = s ** 2.0", "s = x.sum()\nv = 2.0 ** s", "s = h.max()\nv = s ** 0.5\nw = s ** 2",
+       "s = x.sum()\nv = s ** np.float64(2.0)")
+def test_a_float32_scalars_power_keeps_numpys_dtype(source, opts):  # (generator: seeds 711135, 713993, ...)
+    """A Python float beside a float32 scalar is weak (NEP 50): the scalar math stays float32."""
+    check(source, "x = np.array([1.5, -2.25], np.float32); h = np.array([4.0, 9.0], np.float16)", **opts)
