@@ -17,6 +17,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "replay"))
 
+import harness  # noqa: E402
 from helpers import Twin  # noqa: E402
 from realworld import PROGRAMS  # noqa: E402
 
@@ -35,6 +36,22 @@ def _setup(program):
 # known gaps, each a bug to fix (strict: a fix makes the test say so)
 KNOWN: dict[str, str] = {}
 
+# programs that keep a difference of nearly equal values of np.cbrt: where NumPy's cbrt is its own vector
+# code (``harness.VECTOR_MATH``: AVX-512 CPUs), the compiled kernels' libm cbrt differs in the last bit, and
+# the difference (an error of 4.44e-16, a residual of 7e-14) by as much, absolutely: compared so there
+CANCELS = {"newton_cbrt", "bisect_cbrt"}
+
+
+def _absolute_rounding(monkeypatch) -> None:
+    real = harness._assert_values
+
+    def values(p: np.ndarray, f: np.ndarray, path: str) -> None:
+        if p.dtype.kind == "f":
+            np.testing.assert_allclose(f, p, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=path)
+        else:
+            real(p, f, path)
+    monkeypatch.setattr(harness, "_assert_values", values)
+
 
 @pytest.mark.parametrize("program", [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN[p.name], strict=True))
                                      if p.name in KNOWN else p for p in PROGRAMS], ids=lambda p: p.name)
@@ -42,6 +59,8 @@ def test_realworld_program_replays_and_matches_numpy(program, monkeypatch):
     from jupyter_fuse import program as program_mod
 
     monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)  # every replay as one compiled program
+    if harness.VECTOR_MATH and program.name in CANCELS:
+        _absolute_rounding(monkeypatch)
     twin = Twin(_setup(program), backend="cpu")
     assert twin.run(program.source).cache == "miss"
     fresh = _setup(program)

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 import jupyter_fuse
+import harness
 from harness import _split, assert_no_lazy, assert_same_value
 
 
@@ -52,7 +53,7 @@ class Twin:
         state_f = np.random.get_state()
         self.reports.append(report)
         assert type(err_p) is type(err_f), f"exception {err_p!r} (numpy) != {err_f!r} (fused)"
-        assert out_f.getvalue() == out_p.getvalue(), f"printed:\n{out_p.getvalue()}\n!=\n{out_f.getvalue()}" \
+        assert harness.same_text(out_p.getvalue(), out_f.getvalue()), f"printed:\n{out_p.getvalue()}\n!=\n{out_f.getvalue()}" \
             f"\n(cache {report and report.cache})"
         assert_no_lazy(self.fused)
         names = sorted(k for k in self.plain if not k.startswith("__"))
