@@ -97,9 +97,12 @@ class Session:
         self._node_ids: dict[Node, int] = {}
         self.eager_results: dict[int, str] = {}  # id(array a NumPy fallback returned) -> what ran
         self.tape: Any = None  # the plan cache's recorder (cache.Tape) while a cached run traces
-        # every buffer of the cell by id, dropped when only this dict holds it: what a flush
-        # evaluates and what keeps values alive
+        # every buffer of the cell by id, dropped when only these dicts hold it: what a flush
+        # evaluates and what keeps values alive. ``bufs``: those a traced op wrote since their value was
+        # last computed; ``settled``: those holding a computed value, which only a sweep (``_collect``)
+        # reads (a loop appending a lazy scalar each step holds thousands: every sync scanned them all)
         self.bufs: dict[int, Any] = {}
+        self.settled: dict[int, Any] = {}
         self.pending = 0  # ops traced since the graph was last flushed
         # pending assignments (setitem nodes) -> the traced ops that read them, directly or through a view
         # (None: another array holds one): whether a later write may take over a region's last write
@@ -121,7 +124,7 @@ class Session:
     def close(self) -> None:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
         arrays and the session refer to each other), so last run's arrays die with their names."""
-        for big in (self.values, self.wrapped, self.buffers, self.made, self.made_buffers, self.lines, self.sites, self.bufs,
+        for big in (self.values, self.wrapped, self.buffers, self.made, self.made_buffers, self.lines, self.sites, self.bufs, self.settled,
                     self.inputs, self.generators, self.readers):
             big.clear()
         self.keepalive.clear()
@@ -208,6 +211,7 @@ class Session:
         """A buffer whose contents are now a traced node (a new array, or a write into one): a
         flush computes it while it lives. Flushes happen here, between whole operations."""
         self.bufs[id(buf)] = buf
+        self.settled.pop(id(buf), None)  # (in one dict only: its refcount tells when nothing else holds it)
         if self.pending > BOUND:  # (module global: tests lower it)
             # flush at the point of the cell's code (line and bytecode offset) the current chunk
             # started after: every chunk of a loop then covers the same stretch of its body, so
@@ -248,10 +252,12 @@ class Session:
             self.evaluate(live)
             self._collect()  # every live array holds a leaf now: the graphs behind them can go
 
-    def _live_buffers(self) -> list[Any]:
-        """Buffers something besides this session holds (a lazy array, a view of one)."""
-        bufs = self.bufs
-        dead = [k for k in bufs if sys.getrefcount(bufs[k]) <= 2]  # held by bufs only (+ the argument)
+    def _live_buffers(self, bufs: dict[int, Any] | None = None) -> list[Any]:
+        """Buffers something besides this session holds (a lazy array, a view of one) among ``bufs``
+        (by default those a traced op wrote since their value was last computed)."""
+        if bufs is None:
+            bufs = self.bufs
+        dead = [k for k in bufs if sys.getrefcount(bufs[k]) <= 2]  # held by the dict only (+ the argument)
         for k in dead:
             del bufs[k]
         return list(bufs.values())
@@ -416,7 +422,7 @@ class Session:
         later start there, and the graph that computed it can be freed (a long loop's memory stays
         flat). Only those: the tape records a leaf with the plan that computed its value
         (``Tape.on_eval``), and a replay must find every leaf a later step reads."""
-        values = self.values
+        values, bufs, settled = self.values, self.bufs, self.settled
         made: dict[Node, Node] = {}
         for b in self._live_buffers():
             node = b.node
@@ -428,6 +434,8 @@ class Session:
                     if node in self.synced:
                         self.synced[ref] = self.synced[node]
                 b.node = ref
+            if b.node in values:  # computed: no flush or sync needs it until a traced op writes it again
+                settled[id(b)] = bufs.pop(id(b))
         return made
 
     def leaf_for(self, node: Node) -> Node:
@@ -451,7 +459,7 @@ class Session:
         """Drop values no live array can read any more (nor the nodes' lines and marks)."""
         values = self.values
         live: set[Node] = set()
-        stack = [b.node for b in self._live_buffers()]
+        stack = [b.node for b in self._live_buffers()] + [b.node for b in self._live_buffers(self.settled)]
         while stack:
             n = stack.pop()
             if n not in live:
