@@ -135,6 +135,23 @@ def power_fast_paths(node) -> bool:
     return SCALAR_MATH not in node.params and (e.op == "const" or e.ndim == 0 or e.size == 1 and e.shape != node.shape)
 
 
+def const_key(node) -> tuple:
+    """What a plan and a kernel's source depend on of a constant (a ``const`` node): a float's type only,
+    since its value is a kernel argument read at each launch (``-GM * r / d ** 3`` with ``d`` a Python
+    float from a ``math.sqrt`` each step, a rate that decays each epoch: one plan and one source for every
+    step, not one per value); any other constant's value, which decides what is rendered (an integer
+    power's exponent, a comparison with an int its loop dtype cannot hold: ``fixed_comparison``)."""
+    v = node.params[1]
+    if type(v) is float or isinstance(v, np.floating):
+        return ("float", node.params[0], node.dtype)
+    return ("value", node.params, node.dtype)
+
+
+def free_const(node) -> bool:
+    """A constant whose value a plan and its kernels take at each launch (``const_key``)."""
+    return node.op == "const" and (type(node.params[1]) is float or isinstance(node.params[1], np.floating))
+
+
 def render_key(node) -> tuple:
     """What of a node's constant operands' values decides whether a backend renders it, for the backends'
     caches of that answer (the rest of their keys holds only the constants' types): an integer power

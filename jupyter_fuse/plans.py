@@ -10,8 +10,9 @@ plan keeps back: partitioning and rendering cost once per distinct iteration, no
 
 Plans are keyed by everything they depend on: the op graph (ops, params, dtypes, shapes, layouts),
 which nodes are wanted and which stay alive, the cell lines (reports name them), the constants
-(some are rendered into kernel source), which leaves an earlier sync computed (cut reasons name
-it), the backend and the partitioner's options.
+(an int's value, which can decide what is rendered; a float by its type: its value is a leaf's, passed
+to the kernels at each launch, ``ops.const_key``), which leaves an earlier sync computed (cut reasons
+name it), the backend and the partitioner's options.
 
 A view or an assignment is keyed by where it lies relative to the first one in the same memory
 (``traj[i] = state`` in a loop: each chunk writes other rows, at the same offsets from its first):
@@ -29,6 +30,7 @@ from typing import Any, Callable
 
 from . import fuse
 from .ir import Node
+from .ops import const_key
 
 MAX_TEMPLATES = 512  # plans kept (least recently used dropped): a template holds its first graph
 
@@ -132,7 +134,7 @@ def key(frame: list[Node], values: dict, targets: list[Node], keep: set[Node], o
         pos[n] = i
         if n in values:
             # a constant is its value (hash-consed); an array by what a kernel reading it sees
-            parts.append(n if n.op == "const" else (n.dtype, n.shape, n.layout, n in synced))
+            parts.append(const_key(n) if n.op == "const" else (n.dtype, n.shape, n.layout, n in synced))
             continue
         op, params, layout = n.op, n.params, n.layout
         if op == "view":

@@ -60,11 +60,16 @@ class Instr:
     ins: list[int]
     outs: list[int]
     kid: int = -1  # its key's number in its block (``_kid``)
+    # its scalar arguments where they are not the spec's: a plan serves every step of its structure,
+    # whatever the values of its float constants (``ops.const_key``), and this step passes its own
+    scalars: tuple | None = None
 
     @functools.cached_property
     def params(self) -> tuple:
-        """The call's scalar arguments (``("param", value)``), in order: a loop's iterations may pass
+        """The call's scalar arguments (``("param", value, ...)``), in order: a loop's iterations may pass
         others (``1 - beta1 ** t``: a coefficient that changes every step) to the same kernel."""
+        if self.scalars is not None:
+            return self.scalars
         return tuple(a[1] for a in self.spec.args if a[0] == "param")
 
 
@@ -273,7 +278,8 @@ class _Builder:
                     outs_v.append(v)
             if any(v == -1 for v in ins):  # a value the step reads that no step made: not expected
                 raise ValueError(f"kernel {name}: a read has no value")
-            self.block.parts.append(Instr(spec, name, ins, outs_v))
+            own = getattr(spec, "params_for", None)
+            self.block.parts.append(Instr(spec, name, ins, outs_v, scalars=own(local) if own is not None else None))
         for node0, inst in local.items():  # what the cell keeps under the replay's names
             if node0 in mine and inst not in self.var_of:
                 self.var_of[inst] = mine[node0]

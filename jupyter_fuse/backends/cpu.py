@@ -35,7 +35,7 @@ from .. import __version__, buffers, views
 from . import compiler
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
-from ..ops import family, render_key
+from ..ops import family, free_const, render_key
 from ..fperrors import errors_raise
 from .cpu_render import (SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, rebind, render, source_params,
                          structure)
@@ -140,13 +140,12 @@ class CpuBackend:
             return lambda values, report: run_on_numpy(kernel, values, report, f"could not render: {e}", plan.inplace)
         work = _work(kernel)
         parallel = self._parallel(work)
-        params = [_plain(param_value(node, dtype)) for node, dtype in rendered.params]
         extra = [self._numba.get_num_threads() if parallel else 1] if rendered.needs_threads else []
         compiled: list[Any] = []  # the entry point, once known
         job: list[Any] = []  # its compile in the background (None: none needed), once asked
         read_bytes = sum(n.nbytes for n in dict.fromkeys(n for n, _ in rendered.reads))  # views: what they see
         entry: dict = {}  # the report entry's fixed part, made once (replays launch the same kernel often)
-        bind = _binder(kernel, rendered, plan, params)
+        bind = _binder(kernel, rendered, plan)
         meanwhile = numpy_launcher(kernel, COMPILING, plan.inplace, rendered.source)  # NumPy runs it while numba compiles
 
         def launch(values: dict, report: Any) -> None:
@@ -208,7 +207,8 @@ class CpuBackend:
         parallel = self._parallel(work)
         module = _load(rendered.source)
         args: list[tuple] = [("const", int(d)) for d in kernel.shape]
-        args += [("param", _plain(param_value(node, dtype))) for node, dtype in rendered.params]
+        # (with the node and dtype: a program passes each step's own value of a float constant, ``Instr``)
+        args += [("param", _plain(param_value(node, dtype)), node, dtype) for node, dtype in rendered.params]
         for (node, _), flat in zip(rendered.reads, rendered.flat):
             if flat is None:
                 return None
@@ -326,7 +326,7 @@ _COMMENT = re.compile(r"  # .*$", re.M)
 
 class CallSpec:
     """One kernel as a compiled program calls it: its dispatcher, and its arguments in order —
-    ("const", int), ("param", typed scalar), ("read", storage node, flat offset and strides),
+    ("const", int), ("param", typed scalar, its node, its dtype), ("read", storage node, flat offset and strides),
     ("out", node), ("dst", destination storage node, the setitem node, in place?, offset and
     strides), with ``entry`` the report's entry for a launch.
 
@@ -344,6 +344,20 @@ class CallSpec:
                                      if a[0] == "out" else (a[0], a[2].dtype, a[2].shape, a[3], a[4][1:])
                                      for a in args)
         self.offsets = tuple(a[2][0] if a[0] == "read" else a[4][0] for a in args if a[0] in ("read", "dst"))
+
+    def params_for(self, to: dict) -> tuple | None:
+        """The call's scalar arguments on a graph whose nodes are ``to[n]`` of its plan's: a float
+        constant's value is that graph's (``ops.const_key``); None where they are the spec's own."""
+        out, moved = [], False
+        for a in self.args:
+            if a[0] == "param":
+                n = to.get(a[2]) if len(a) > 2 and free_const(a[2]) else None
+                if n is not None and n is not a[2]:
+                    out.append(_plain(param_value(n, a[3])))
+                    moved = True
+                else:
+                    out.append(a[1])
+        return tuple(out) if moved else None
 
 
 _MODULES: dict[str, ModuleType] = {}
@@ -405,6 +419,20 @@ def _work(kernel: Kernel) -> int:
 
 
 _PLAIN = {np.dtype(np.float64): float, np.dtype(np.int64): int, np.dtype(np.bool_): bool}
+
+
+def _param_cast(dtype: np.dtype) -> Callable[[Any], Any]:
+    """A float constant's value as the kernel's scalar argument of ``dtype`` (as ``param_value`` casts it,
+    in a fraction of its time: this runs at each launch)."""
+    if dtype == np.float64:
+        return float
+    if dtype.kind == "f":
+        return dtype.type
+
+    def cast(v: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return _plain(np.asarray(v).astype(dtype)[()])
+    return cast
 
 
 def _plain(value: Any) -> Any:
@@ -471,11 +499,14 @@ def _progress(kernel: Kernel, parallel: bool) -> None:
         "with numba...")
 
 
-def _binder(kernel: Kernel, r: Rendered, plan: Any,
-            params: list) -> Callable[[dict], tuple[list, list, tuple | None]]:
-    """The kernel's arguments, in the order ``render`` declared them. All but the arrays is fixed
-    here, once per launcher, so that a launch (a replay's above all) only looks its arrays up."""
-    head = list(kernel.shape) + params
+def _binder(kernel: Kernel, r: Rendered, plan: Any) -> Callable[[dict], tuple[list, list, tuple | None]]:
+    """The kernel's arguments, in the order ``render`` declared them. All but the arrays and the float
+    constants is fixed here, once per launcher, so that a launch (a replay's above all) only looks its
+    arrays up, and its float constants: a plan serves every graph of its structure, whatever their
+    values (``ops.const_key``: a coefficient computed each step of a loop)."""
+    head = list(kernel.shape) + [_plain(param_value(node, dtype)) for node, dtype in r.params]
+    floats = [(len(kernel.shape) + i, node, _param_cast(dtype)) for i, (node, dtype) in enumerate(r.params)
+              if free_const(node)]
     reads: list[tuple[Node, tuple, list | None]] = []
     for (node, shape), flat in zip(r.reads, r.flat):
         if flat is not None:  # the storage's memory as one flat array, then the read's offset and strides
@@ -492,6 +523,8 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any,
 
     def bind(values: dict) -> tuple[list, list, tuple | None]:
         args = list(head)
+        for i, node, cast in floats:
+            args[i] = cast(values.get(node, node.params[1]))
         for node, shape, flat in reads:
             arr = resolve(node, values)
             if flat is not None:

@@ -116,7 +116,7 @@ class _Emitter:
             if kind == "const":  # (an argument, not a literal: numba would compile a kernel per literal)
                 args.append(self.param(np.int64(a[1])))
             elif kind == "param":
-                args.append(tables.get(q) or self.param(a[1]))
+                args.append(tables.get(q) or self.param(instr.params[q]))
                 q += 1
             elif kind == "read":
                 args.append(next(reads))

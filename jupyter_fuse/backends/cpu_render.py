@@ -42,7 +42,7 @@ import numpy as np
 from .. import views
 from ..fuse import Kernel
 from ..ir import Node
-from ..ops import OPS, SWAPPED, fixed_comparison, power_fast_paths
+from ..ops import OPS, SWAPPED, const_key, fixed_comparison, power_fast_paths
 
 
 class CannotRender(Exception):
@@ -657,8 +657,9 @@ def structure(kernel: Kernel) -> tuple[tuple | None, list[Node]]:
     is unhashable; the nodes it numbers: the kernel's own, then those it reads). Two kernels with one
     key render to one source; ``rebind`` moves the first one's ``Rendered`` onto the second's nodes.
     A loop whose chunks plan apart (``traj[i] = state`` writes another row each chunk) thus renders
-    each distinct kernel once, not each kernel of each chunk. Constants are keyed by value (an integer
-    power's exponent is part of the source); a read by its dtype, shape, strides and its storage's: not
+    each distinct kernel once, not each kernel of each chunk. Constants are keyed by ``ops.const_key`` (an
+    integer power's exponent is part of the source; a float is an argument); a read by its dtype, shape,
+    strides and its storage's: not
     by its offset, an argument of the source (``o0``) that ``rebind`` works out for the new read
     (``cm[t, p] += 1`` over data reads another element each step: one source, rendered once)."""
     own = {n: i for i, n in enumerate(kernel.nodes)}
@@ -671,7 +672,7 @@ def structure(kernel: Kernel) -> tuple[tuple | None, list[Node]]:
             i = own[a] = len(order)
             order.append(a)
             if a.op == "const":
-                ext.append(("const", a.params, a.dtype))
+                ext.append(("const", const_key(a)))
             else:  # (an input's slot, a view's index: told by where it lies, not kept in the source)
                 s, lay = a.storage(), a.layout
                 place = None if lay is None else (lay[0] % a.dtype.itemsize, lay[1])  # (aligned or not, strides)
@@ -839,12 +840,14 @@ def _param(node: Node, j: int) -> Node:
     return Node.make("param", (node,), (j,), None, ())
 
 
-def param_value(node: Node, dtype: np.dtype) -> Any:
-    """The runtime value of a scalar argument."""
+def param_value(node: Node, dtype: np.dtype, values: dict | None = None) -> Any:
+    """The runtime value of a scalar argument; a constant's from ``values`` where given (a plan serves
+    every graph of its structure, whatever the value of a float constant: ``ops.const_key``)."""
     if node.op == "const":
+        v = node.params[1] if values is None else values.get(node, node.params[1])
         # a C cast, as NumPy casts a Python int that does not fit (np.where(c, u8, -1) gives 255)
         with np.errstate(all="ignore"):
-            return np.asarray(node.params[1]).astype(dtype)[()]
+            return np.asarray(v).astype(dtype)[()]
     if node.op == "full":
         return dtype.type(node.params[1])
     src, j = node.args[0], node.params[0]

@@ -597,7 +597,7 @@ class _CudaBase:
             if r.mode == "full":
                 args.append(np.int64(cfg["nparts"]))
         for node, dt in r.params:
-            v = param_value(node, dt)
+            v = param_value(node, dt, values)
             args.append(np.uint8(bool(v)) if dt == np.bool_ else v)
         nbytes: dict[Node, int] = {}
         for node, shape in r.reads:
