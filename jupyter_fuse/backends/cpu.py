@@ -507,6 +507,8 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any) -> Callable[[dict], tuple[li
     head = list(kernel.shape) + [_plain(param_value(node, dtype)) for node, dtype in r.params]
     floats = [(len(kernel.shape) + i, node, _param_cast(dtype)) for i, (node, dtype) in enumerate(r.params)
               if free_const(node)]
+    f64 = [(i, node) for i, node, cast in floats if cast is float]  # (most: a Python float is passed as it is)
+    other = [f for f in floats if f[2] is not float]
     reads: list[tuple[Node, tuple, list | None]] = []
     for (node, shape), flat in zip(r.reads, r.flat):
         if flat is not None:  # the storage's memory as one flat array, then the read's offset and strides
@@ -523,8 +525,15 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any) -> Callable[[dict], tuple[li
 
     def bind(values: dict) -> tuple[list, list, tuple | None]:
         args = list(head)
-        for i, node, cast in floats:
-            args[i] = cast(values.get(node, node.params[1]))
+        if floats:
+            try:
+                for i, node in f64:
+                    v = values[node]
+                    args[i] = v if type(v) is float else float(v)
+                for i, node, cast in other:
+                    args[i] = cast(values[node])
+            except KeyError:  # (a plan run on values without its constants: its own are the graph's)
+                pass
         for node, shape, flat in reads:
             arr = resolve(node, values)
             if flat is not None:
