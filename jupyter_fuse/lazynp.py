@@ -20,7 +20,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from . import lazyrandom, views
 from .ops import UFUNC_REDUCE, UFUNCS
 from .session import active
-from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand,
+from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand, reduction,
                     scalar_as_array, session, ufunc_out, wrap_array)
 
 
@@ -529,9 +529,12 @@ def dot(a: Any, b: Any, out: Any = None) -> Any:
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """``np.linalg.norm``'s default case, as NumPy computes it: ``sqrt(x.dot(x))`` over the flat array
-    (the 2-norm of a vector, the Frobenius norm of a matrix; an integer array as float64 first).
+    (the 2-norm of a vector, the Frobenius norm of a matrix; an integer array as float64 first), and its
+    vector norms along one axis (``np.linalg.norm(X[:, None] - C[None], axis=2)``, k-means' distances).
     Other orders, axes and dtypes run as NumPy's call."""
     x = _lazy(x)
+    if axis is not None:
+        return _norm_along(x, ord, axis, keepdims)
     whole = ord is None or isinstance(ord, str) and ord in ("f", "fro") and x.ndim == 2 or (
         type(ord) in (int, float) and ord == 2 and x.ndim == 1)
     if not whole or axis is not None or keepdims or x.dtype.kind not in "biuf" or x.dtype.kind == "f" and (
@@ -541,6 +544,25 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         x = x.astype(float)
     flat = x.reshape(-1)  # (x.ravel(order='K') of a C-contiguous array)
     return elementwise("sqrt", [matmul(flat, flat)])
+
+
+def _norm_along(x: LazyArray, ord: Any, axis: Any, keepdims: bool) -> Any:
+    """NumPy's vector norms along one axis, its own expressions (``numpy/linalg/_linalg.py``): 2 (or
+    None) is ``sqrt(add.reduce((x.conj() * x).real))``, ``x * x`` for real data; 1 ``add.reduce(abs(x))``;
+    inf and -inf ``abs(x).max()`` and ``.min()``; 0 the count of nonzeros as floats."""
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    if len(axes) != 1 or x.dtype.kind not in "biuf" or isinstance(ord, str) or not (
+            ord is None or type(ord) in (int, float) and ord in (0, 1, 2, np.inf, -np.inf)):
+        raise Unsupported("np.linalg.norm with an order, an axis, keepdims, or this dtype or layout")
+    if x.dtype.kind != "f":
+        x = x.astype(float)
+    if ord == 0:
+        return reduction("sum", elementwise("not_equal", [x, 0]).astype(x.dtype), axis=axes, keepdims=keepdims)
+    if ord in (np.inf, -np.inf):
+        return reduction("max" if ord > 0 else "min", elementwise("absolute", [x]), axis=axes, keepdims=keepdims)
+    if ord == 1:
+        return reduction("sum", elementwise("absolute", [x]), axis=axes, keepdims=keepdims)
+    return elementwise("sqrt", [reduction("sum", elementwise("multiply", [x, x]), axis=axes, keepdims=keepdims)])
 
 
 def round_(a: Any, decimals: int = 0, out: Any = None) -> Any:

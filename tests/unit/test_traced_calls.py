@@ -56,6 +56,13 @@ CELLS = [
     "r = np.linalg.norm(a, axis=1)", "r = np.linalg.norm(v, 'fro')", "r = np.linalg.norm(a, 2)", "r = np.linalg.norm(s, 2)",
     "from numpy.linalg import norm\nr = norm(a[1]) / norm(a[:, 0])",
     "x = a[0] / 4\nfor i in range(4):\n    x = a @ x\n    x = x[:4] / np.linalg.norm(x)",
+    # ... and its vector norms along one axis (NumPy's expressions: sqrt(add.reduce(x * x)), abs sums, max, min, counts)
+    "r = np.linalg.norm(a[:, None, :] - a[None, :2, :], axis=2)", "r = np.linalg.norm(a, axis=0, keepdims=True)",
+    "r = np.linalg.norm(a, 1, axis=1)", "r = np.linalg.norm(a - 5, np.inf, axis=-1)", "r = np.linalg.norm(a - 5, -np.inf, axis=(0,))",
+    "r = np.linalg.norm(v, 0, axis=0)", "r = np.linalg.norm(f, axis=1)", "r = np.linalg.norm(e, axis=1)",
+    "r = np.linalg.norm(e, axis=0)", "r = np.linalg.norm(a, axis=2)", "r = np.linalg.norm(a, 3, axis=1)",
+    "r = np.linalg.norm(a, axis=(0, 1))", "r = np.linalg.norm(v > 2, axis=0)", "r = np.linalg.norm(s, axis=0)",
+    "r = np.linalg.norm(a.astype(np.float16), axis=1)", "r = np.linalg.norm(a, 'fro', axis=1)",
 ]
 
 
@@ -68,7 +75,24 @@ def test_is_numpys(source, opts):
 @pytest.mark.parametrize("source", ["r = np.roll(a, 1, axis=0) + np.roll(a, -1, axis=1)", "np.clip(a, 0, 5, out=a)\nr = a * 2",
                                     "r = np.concatenate([a, a * 2]) + 1", "r = np.stack([v, v]) * 2",
                                     "r = np.vstack([v, v]).sum(axis=0) + np.hstack([v, v])[:7]", "r = np.diff(a, axis=0) * 2",
-                                    "r = np.outer(v, v) - 1", "r = a / np.linalg.norm(a)"])
+                                    "r = np.outer(v, v) - 1", "r = a / np.linalg.norm(a)",
+                                    "r = np.linalg.norm(a[:, None, :] - a[None, :2, :], axis=2).argmin(axis=1)"])
 def test_traced_not_run_outside_the_trace(source):
     f = check(source, SETUP, backend="cpu")
     assert not f.report.fallbacks, f.report.fallbacks
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+@pytest.mark.parametrize("source", ["r = np.linalg.norm(x[:, None, :] - x[None, :5, :], axis=2)",
+                                    "r = np.linalg.norm(x, axis=0)", "r = np.linalg.norm(x.T, ord=1, axis=0)"])
+def test_a_norm_along_an_axis_has_numpys_bits(source, backend):
+    """NumPy's own sums (pairwise along a contiguous axis), not a tolerance's worth of them."""
+    import numpy as np
+
+    import jupyter_fuse as jf
+
+    x = np.random.default_rng(5).normal(size=(300, 40))
+    ref, ns = {"np": np, "x": x.copy()}, {"np": np, "x": x.copy()}
+    exec(source, ref)
+    jf.run_cell(source, ns, backend=backend, cache=False)
+    assert ns["r"].dtype == ref["r"].dtype and np.array_equal(ns["r"], ref["r"])
