@@ -58,6 +58,9 @@ class Report:
     # kernel name -> its kernel_list entry; (line, what) -> its sync or fallback entry: a loop that runs
     # a kernel (or syncs, or falls back) 100,000 times keeps one entry with a count, not 100,000
     _entries: dict = field(default_factory=dict, repr=False, compare=False)
+    # a kernel ran as NumPy while numba compiled it: its values may differ from the compiled kernel's in
+    # the last bit (a replay's sync that differs so says why: ``cache.replay``)
+    _meanwhile: bool = field(default=False, repr=False, compare=False)
 
     def launched(self, static: dict, elapsed: float, count: int = 1, **extra: Any) -> dict:
         """One kernel launch. ``static`` is what every launch of this kernel shares (name, ops, lines,

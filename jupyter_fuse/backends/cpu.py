@@ -150,6 +150,7 @@ class CpuBackend:
 
         def launch(values: dict, report: Any) -> None:
             if job and job[0] is not None and not job[0].done.is_set():
+                report._meanwhile = True
                 meanwhile(values, report)  # (still compiling: no arguments to bind)
                 return
             args, outs, dest = bind(values)
@@ -162,6 +163,7 @@ class CpuBackend:
                         self._jobs[key] = self._compiling(rendered, parallel, args)
                     job.append(self._jobs[key])
                     if job[0] is not None and not job[0].done.is_set():
+                        report._meanwhile = True
                         meanwhile(values, report)
                         return
                 try:

@@ -81,3 +81,37 @@ def test_a_plain_run_raises_numpys_exception(suspicious, monkeypatch):
     twin.change(lambda ns: ns.update(k=7))  # (20 elements: no shape of 7 rows)
     twin.run(source)  # (the twin checks: the same exception, the namespace as NumPy left it)
     assert twin.reports[-1] is None
+
+
+def _replay_with_recorded(source: str, setup: dict, shift, meanwhile: bool):
+    """Record ``source``, move its recorded float() value by ``shift`` (as if the traced run had rounded it
+    otherwise) and mark the traced run's report as having run kernels on NumPy meanwhile or not."""
+    import numpy as np
+
+    import jupyter_fuse as jf
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    jf.run_cell(source, dict(setup), backend="cpu")
+    (entry,) = [e for es in PLAN_CACHE.cells.values() for e in es]
+    i = next(i for i, s in enumerate(entry.steps) if s[0] == "sync")
+    s = entry.steps[i]
+    entry.steps[i] = (*s[:4], shift(s[4]), *s[5:])
+    entry.report["meanwhile"] = meanwhile
+    return jf.run_cell(source, dict(setup), backend="cpu")
+
+
+def test_a_sync_off_in_the_last_bit_after_numpy_ran_meanwhile_says_why():
+    """A first run computes small kernels with NumPy while numba compiles them; where NumPy rounds a function
+    otherwise (its own vector exp on AVX-512 CPUs), the replay's float() differs in the last bit, and the
+    miss says so, not only the two values."""
+    import numpy as np
+
+    setup = {"np": np, "x": np.linspace(0.0, 1.0, 50)}
+    source = "r = float(np.exp(x).sum())\n"
+    r = _replay_with_recorded(source, setup, lambda v: float(np.nextafter(v, 0.0)), meanwhile=True)
+    assert r.cache == "miss" and "NumPy while numba compiled" in r.miss_reasons[0], r.miss_reasons
+    r = _replay_with_recorded(source, setup, lambda v: float(np.nextafter(v, 0.0)), meanwhile=False)
+    assert r.cache == "miss" and "NumPy while numba compiled" not in r.miss_reasons[0], r.miss_reasons
+    r = _replay_with_recorded(source, setup, lambda v: v * 1.5, meanwhile=True)  # another value: no such reason
+    assert r.cache == "miss" and "NumPy while numba compiled" not in r.miss_reasons[0], r.miss_reasons
