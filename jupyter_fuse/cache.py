@@ -18,6 +18,7 @@ Entries: at most ``PER_CELL`` per cell (LRU), at most ``MAX_BYTES`` in all
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import io
 import math
@@ -296,6 +297,7 @@ def _resolve_or_none(user: Any, path: tuple) -> Any:
 
 
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, range, slice)
+_MAPPINGS = (collections.Counter, collections.defaultdict, collections.OrderedDict)  # dicts a replay rebuilds too
 _CLASS_SKIP = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__"})
 
 
@@ -349,6 +351,11 @@ class _Recipes:
             return ("set", self._id(x), [self.of(v, where) for v in x])
         if t is frozenset:
             return ("frozenset", [self.of(v, where) for v in x])
+        if t is collections.deque:  # (a breadth-first search's queue)
+            return ("deque", self._id(x), [self.of(v, where) for v in x], x.maxlen)
+        if t in _MAPPINGS:  # (a Counter of labels, a defaultdict(list) of groups)
+            factory = self.of(x.default_factory, where) if t is collections.defaultdict else None
+            return ("mapping", self._id(x), t, factory, [(self.of(k, where), self.of(v, where)) for k, v in x.items()])
         if isinstance(x, types.ModuleType):
             return self._module(x, where)
         if isinstance(x, types.BuiltinFunctionType) or guards.pure_object(x):
@@ -841,6 +848,16 @@ class _Rebuild:
             made[key] = out = {}
             for k, v in r[2]:
                 out[self.of(k)] = self.of(v)  # keys too: `{a.sum(): ...}` has a NumPy scalar key
+            return out
+        if kind == "deque":
+            made[key] = out = collections.deque(maxlen=r[3])
+            out.extend(self.of(v) for v in r[2])
+            return out
+        if kind == "mapping":
+            _, _, t, factory, items = r
+            made[key] = out = t(self.of(factory)) if t is collections.defaultdict else t()
+            for k, v in items:
+                out[self.of(k)] = self.of(v)
             return out
         if kind == "func":
             return self._function(key, r)

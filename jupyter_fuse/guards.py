@@ -45,8 +45,12 @@ IMPURE_BUILTINS = frozenset({"exec", "eval", "compile", "open", "input", "__impo
                              "breakpoint", "exit", "quit", "help", "id", "setattr", "delattr", "memoryview"})
 # NumPy calls that change global state the replay does not restore
 STATEFUL_NUMPY = frozenset({"seterr", "errstate", "set_printoptions", "printoptions", "seterrcall", "setbufsize"})
+# (no global state a replay would have to advance: not ``random``; heapq's and bisect's functions work on the
+# lists they are given, which a replay rebuilds as the traced run left them)
 PURE_MODULES = frozenset({"math", "cmath", "operator", "builtins", "functools", "itertools", "typing", "numbers",
-                          "_functools", "_operator"})  # (functools.reduce's __module__ is _functools)
+                          "collections", "heapq", "bisect", "statistics", "copy", "dataclasses", "enum", "string",
+                          "_functools", "_operator", "_collections", "_heapq", "_bisect", "_statistics"})
+# (functools.reduce's __module__ is _functools, deque's collections, heappush's _heapq)
 
 
 def pure_module(name: str) -> bool:

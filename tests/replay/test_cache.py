@@ -160,6 +160,34 @@ REPLAYABLE = [
 ]
 
 
+PURE_PYTHON = [
+    "from collections import deque\nlabels = np.full(len(x), -1)\nqueue = deque([0])\nwhile queue:\n"
+    "    j = queue.popleft()\n    for nb in np.flatnonzero((np.abs(x - x[j]) < 1.6) & (labels == -1)):\n"
+    "        labels[nb] = j\n        queue.append(nb)",
+    "import collections\nc = collections.Counter((x > 1).tolist())\nd = collections.defaultdict(list)\n"
+    "d[int(x.argmax())].append(x * 2)\no = collections.OrderedDict(a=x.sum())\nq = collections.deque([1], maxlen=3)",
+    "import heapq, bisect, statistics\nh = []\nfor v in x:\n    heapq.heappush(h, float(v))\n"
+    "s = heapq.nsmallest(2, h)\ni = bisect.bisect(sorted(h), 1.0)\nm = statistics.median(h)\ny = x * m",
+]
+
+
+@pytest.mark.parametrize("src", PURE_PYTHON)
+def test_cells_using_pure_python_modules_replay(src):
+    """Modules of pure Python data structures and functions (collections, heapq, bisect, statistics) bind
+    names again; the deques, Counters, defaultdicts and OrderedDicts the cell leaves are rebuilt. (Their
+    loops steer by the data: a re-run on other data is traced again.)"""
+    twin = Twin(lambda: {"__name__": "__main__", "np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])})
+    caches = [twin.run(src).cache for _ in range(3)]
+    assert caches == ["miss", "hit", "hit"], twin.reports[-1].miss_reasons
+
+
+def test_a_cell_importing_random_says_why_it_is_not_replayed():
+    """Python's ``random`` keeps a global generator a replay would not advance: traced every run, and says so."""
+    twin = Twin(lambda: {"np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])})
+    r = twin.run("import random\nrandom.seed(1)\ny = x * random.random()")
+    assert r.cache == "unreplayable" and "random" in r.miss_reasons[0], r.miss_reasons
+
+
 @pytest.mark.parametrize("src", REPLAYABLE)
 def test_cells_with_functions_imports_and_eager_calls_replay(src):
     twin = Twin(lambda: {"__name__": "__main__", "np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])})
