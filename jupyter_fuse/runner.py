@@ -27,6 +27,7 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 # time went outside kernels, the next run is plain NumPy, timed; when NumPy was PLAIN_MARGIN times
 # faster, the cell runs as plain NumPy from then on (its report says why), until a run of it takes
 # PLAIN_DRIFT times longer than that (its inputs grew: fusion may pay now, and is tried again).
+# A cell that cannot be replayed is traced every run: its traced runs are judged the same way.
 # JUPYTER_FUSE_PLAIN=off keeps replaying (the tests do: they look at the replays themselves).
 PLAIN_MIN = 1e-3  # seconds: a replay shorter than this is never timed against NumPy
 # ... nor one faster than this per op the cell traced: NumPy's own call of an op costs at least about
@@ -109,8 +110,12 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         try:
             if s.tape is not None:
                 _record(s, key, ns, misses)
+            elif cache:
+                PLAN_CACHE.note(key, "unreplayable", s.report.miss_reasons)
         finally:
             s.close()
+        if cache and s.report.cache == "unreplayable":  # (from its second traced run: the first compiles)
+            _suspect(key, s.report, PLAN_CACHE.stats[key]["unreplayable"] >= 2)
         _check_kernels(s.report, expect_kernels)
         return s.report
 
@@ -152,21 +157,23 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     t["guard"] = t_guard
     t["total"] = time.perf_counter() - t0
     t["run"] = max(0.0, t["total"] - t_guard - t["compile"])
-    _suspect(key, entry, report)
+    _suspect(key, report, entry.hits >= 2 and not entry.program_jobs)
     return report, []
 
 
-def _suspect(key: tuple, entry: Any, report: Report) -> None:
-    """After a replay: if it is settled and went mostly to launching, time the next run as plain NumPy.
-    Settled: nothing of it compiling, and not its first replay (which loads its kernels: ``first use``)."""
+def _suspect(key: tuple, report: Report, warm: bool) -> None:
+    """After a replay (or an unreplayable cell's traced run): if it is settled and went mostly to launching
+    (or tracing), time the next run as plain NumPy. Settled: ``warm`` (not its first replay, which loads its
+    kernels; not its first traced run; nothing of its program compiling) and no kernel compiling."""
     total = report.times["total"]
-    if total <= max(PLAIN_MIN, NUMPY_OP * report.ops) or entry.hits < 2:  # (cheap tests first: a replay's path)
+    if total <= max(PLAIN_MIN, NUMPY_OP * report.ops) or not warm:  # (cheap tests first: a replay's path)
         return
     st = PLAN_CACHE.stats.get(key)
-    if st is None or "numpy_time" in st or entry.program_jobs or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
+    if st is None or "numpy_time" in st or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
         return
     if time_shares(vars(report)).get("overhead", 0.0) > PLAIN_OVERHEAD and not compiler.pending():
         st["replay_time"], st["replay_launches"] = total, report.kernels
+        st["fused"] = "replay" if report.cache == "hit" else "traced run"
 
 
 def _runs_plain(key: tuple) -> bool:
@@ -195,17 +202,18 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
         report.times["run"] = report.times["total"] = elapsed
     replay = fmt.seconds(st["replay_time"])
     launches = fmt.plural(st["replay_launches"], "kernel launch", "kernel launches")
+    fused = st.get("fused", "replay")  # (or the traced run of a cell that cannot be replayed)
     if "numpy_time" not in st:  # this run timed NumPy: decide
         st["numpy_time"] = elapsed
         st["plain"] = st["replay_time"] > PLAIN_MARGIN * elapsed
-        verdict = "it runs as plain NumPy from now on" if st["plain"] else "the replay is kept"
-        note = (f"ran as plain NumPy once, to time it: {fmt.seconds(elapsed)}, where the replay took {replay} "
+        verdict = "it runs as plain NumPy from now on" if st["plain"] else f"the {'replay' if fused == 'replay' else 'fusion'} is kept"
+        note = (f"ran as plain NumPy once, to time it: {fmt.seconds(elapsed)}, where the {fused} took {replay} "
                 f"({launches}, mostly outside kernels): {verdict}")
     else:
-        note = (f"ran as plain NumPy: fusion does not pay for this cell (its replay took {replay}, {launches}, "
+        note = (f"ran as plain NumPy: fusion does not pay for this cell (its {fused} took {replay}, {launches}, "
                 f"mostly outside kernels; NumPy {fmt.seconds(st['numpy_time'])})")
         if elapsed > PLAIN_DRIFT * st["numpy_time"]:  # (its inputs grew: the next run replays or traces)
-            for k in ("plain", "numpy_time", "replay_time", "replay_launches"):
+            for k in ("plain", "numpy_time", "replay_time", "replay_launches", "fused"):
                 st.pop(k, None)
             note += "; this run took much longer, so the next one tries fusion again"
     report.miss_reasons = [note]

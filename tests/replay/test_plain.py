@@ -65,6 +65,28 @@ def test_a_plain_run_much_slower_than_numpy_was_tries_fusion_again(suspicious, m
     assert twin.run(DITHER).cache == "hit"  # the plan is still there, its guards hold
 
 
+# a cell that cannot be replayed (Python's random keeps a global generator): traced every run
+UNREPLAYABLE = "import random\nrandom.seed(4)\n" + DITHER + "noise = out * random.random()\n"
+
+
+def test_a_cell_traced_every_run_runs_as_plain_numpy_when_numpy_is_faster(suspicious, monkeypatch):
+    """An unreplayable cell's traced runs are judged like replays: from its second (the first compiles)."""
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    twin = Twin(_setup, backend="cpu")
+    states = [twin.run(UNREPLAYABLE).cache for _ in range(4)]
+    assert states == ["unreplayable", "unreplayable", "numpy", "numpy"], states
+    assert "where the traced run took" in twin.reports[2].miss_reasons[0], twin.reports[2].miss_reasons
+    assert "its traced run took" in twin.reports[3].miss_reasons[0]
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", float("inf"))  # (fusion "wins": kept, after one timed run)
+    twin = Twin(_setup, backend="cpu")
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    states = [twin.run(UNREPLAYABLE).cache for _ in range(4)]
+    assert states == ["unreplayable", "unreplayable", "numpy", "unreplayable"], states
+    assert "the fusion is kept" in twin.reports[2].miss_reasons[0]
+
+
 def test_timing_against_numpy_can_be_turned_off(suspicious, monkeypatch):
     monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
     monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "off")
