@@ -217,7 +217,7 @@ class _Partitioner:
         return [(k, role) for k in recent[:-self.SIBLING_WINDOW - 1:-1]
                 if k not in self.merged and k.kind == kind and k.shape == shape and k.axes == axes
                 and len(k.nodes) < MAX_KERNEL_OPS
-                and (site not in k.sites or not k.reads.isdisjoint(self._reads(k, node)))]
+                and (site not in k.sites or shape and not k.reads.isdisjoint(self._reads(k, node)))]
 
     def _role(self, k: Kernel, a: Node, node: Node) -> "str | tuple[None, str]":
         """The phase ``node`` would take in ``k`` (which computes ``a``), or (None, why not)."""
@@ -449,8 +449,8 @@ class _Partitioner:
             return False
         if len(a.reads | b.reads) > MAX_KERNEL_READS:
             return False
-        if not a.sites.isdisjoint(b.sites) and a.reads.isdisjoint(b.reads):
-            return False  # (one op of two iterations, reading nothing in common: see ``partition``)
+        if not a.sites.isdisjoint(b.sites) and (a.reads.isdisjoint(b.reads) or not a.shape):
+            return False  # (one op of two iterations, reading nothing in common, or one element each: see ``partition``)
         if a.kind == "reduce":  # epilogues must agree on the output shape
             shapes = {n.shape for k in (a, b) for n in k.nodes if k.phase[n] != "pro"}
             return len(shapes) == 1

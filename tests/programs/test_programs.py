@@ -241,6 +241,17 @@ def test_a_loop_over_indices_from_data_rolls_up_with_a_table_of_offsets(monkeypa
     assert "37 iterations of (k1)" in r.program, (r.program, r.program_note)
 
 
+def test_an_element_of_another_array_read_each_step_of_a_sweep_rolls_up(monkeypatch):
+    """``u[i] = 0.5 * u[i - 1] + f[i]`` in sweeps (a Gauss-Seidel line): each step's ``f[i]`` is one element
+    made at one site; they were gathered into one kernel of a hundred outputs, which the loop then read one
+    an iteration ("a block of it holds 396 arrays"), and the replay ran kernel by kernel at 20x NumPy."""
+    source = "u = np.zeros(n)\nfor s in range(2):\n    for i in range(1, n):\n        u[i] = 0.5 * u[i - 1] + f[i]\n"
+    f0 = np.random.default_rng(7).random(400)
+    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "n": 400, "f": f0.copy()}, source,
+                            lambda ns: ns.update(f=f0.copy()))
+    assert "iterations of" in r.program and "arrays" not in r.program_note, (r.program, r.program_note)
+
+
 SUMS = "sums = []\nfor t in range(20):\n    x = x * 0.9 + 0.1\n    sums.append(x.sum())\nS = np.array(sums)\n"
 
 
