@@ -773,6 +773,165 @@ def _sir(m: int, days: int) -> dict:
     return {"np": np, "N": N, "I0": np.ceil(N * 1e-4), "params": {"beta": 0.3, "gamma": 0.1}, "days": days}
 
 
+
+# EM for a 1-D Gaussian mixture, log-likelihood tracked, stopping on relative change
+GMM_EM = """\
+import numpy as np
+
+def normal_pdf(x, mu, sigma):
+    return np.exp(-0.5 * ((x - mu) / sigma) ** 2) / (sigma * np.sqrt(2 * np.pi))
+
+K = 3
+mu = np.quantile(x, [0.1, 0.5, 0.9])
+sigma = np.full(K, x.std())
+pi = np.ones(K) / K
+log_liks = []
+for it in range(max_iter):
+    # E step
+    dens = pi * normal_pdf(x[:, None], mu, sigma)     # (n, K)
+    total = dens.sum(axis=1, keepdims=True)
+    resp = dens / total
+    ll = np.log(total).sum()
+    log_liks.append(float(ll))
+    # M step
+    Nk = resp.sum(axis=0)
+    mu = (resp * x[:, None]).sum(axis=0) / Nk
+    sigma = np.sqrt((resp * (x[:, None] - mu) ** 2).sum(axis=0) / Nk)
+    pi = Nk / len(x)
+    if it > 0 and abs(log_liks[-1] - log_liks[-2]) < 1e-8 * abs(log_liks[-1]):
+        break
+order = np.argsort(mu)
+mu, sigma, pi = mu[order], sigma[order], pi[order]
+labels = np.argmax(resp[:, order], axis=1)
+print(f"EM stopped after {it + 1} iterations, log-likelihood {log_liks[-1]:.4f}")
+for j in range(K):
+    print(f"  component {j}: weight={pi[j]:.3f} mean={mu[j]:.3f} sd={sigma[j]:.3f} n={np.sum(labels == j)}")
+"""
+
+
+def _gmm(n, max_iter):
+    r = _rng(2)
+    comp = r.choice(3, size=n, p=[0.5, 0.3, 0.2])
+    x = r.normal(np.array([-2.0, 1.0, 4.0])[comp], np.array([0.7, 0.5, 1.0])[comp])
+    return {"np": np, "x": x, "max_iter": max_iter}
+
+
+# DBSCAN-like clustering: pairwise distances, neighbourhood counts, core points, BFS expansion
+DBSCAN = """\
+from collections import deque
+
+diff = P[:, None, :] - P[None, :, :]
+dist = np.sqrt((diff ** 2).sum(axis=-1))
+neighbors = dist <= eps
+n_neighbors = neighbors.sum(axis=1)
+core = n_neighbors >= min_pts
+labels = np.full(len(P), -1)
+cluster = 0
+for i in np.flatnonzero(core):
+    if labels[i] != -1:
+        continue
+    labels[i] = cluster
+    queue = deque([i])
+    while queue:
+        j = queue.popleft()
+        if not core[j]:
+            continue
+        for nb in np.flatnonzero(neighbors[j] & (labels == -1)):
+            labels[nb] = cluster
+            queue.append(nb)
+    cluster += 1
+noise = np.sum(labels == -1)
+sizes = np.bincount(labels[labels >= 0])
+print(f"{cluster} clusters, {noise} noise points, core fraction {core.mean():.2%}")
+print("largest clusters:", np.sort(sizes)[::-1][:5])
+"""
+
+
+def _dbscan(n):
+    r = _rng(9)
+    centers = r.uniform(0, 10, size=(5, 2))
+    P = np.concatenate([centers[r.integers(0, 5, n - n // 10)] + 0.4 * r.normal(size=(n - n // 10, 2)),
+                        r.uniform(0, 10, size=(n // 10, 2))])
+    return {"np": np, "P": P, "eps": 0.35, "min_pts": 5}
+
+
+# a natural cubic spline as a small class, tridiagonal system solved by a hand-written sweep
+SPLINE = """\
+class NaturalSpline:
+    def __init__(self, x, y):
+        n = len(x) - 1
+        h = np.diff(x)
+        a = h[:-1].copy()
+        b = 2 * (h[:-1] + h[1:])
+        c = h[1:].copy()
+        d = 6 * ((y[2:] - y[1:-1]) / h[1:] - (y[1:-1] - y[:-2]) / h[:-1])
+        for i in range(1, n - 1):
+            w = a[i] / b[i - 1]
+            b[i] -= w * c[i - 1]
+            d[i] -= w * d[i - 1]
+        m = np.zeros(n - 1)
+        m[-1] = d[-1] / b[-1]
+        for i in range(n - 3, -1, -1):
+            m[i] = (d[i] - c[i] * m[i + 1]) / b[i]
+        self.M = np.concatenate(([0.0], m, [0.0]))
+        self.x, self.y, self.h = x, y, h
+
+    def __call__(self, t):
+        i = np.clip(np.searchsorted(self.x, t) - 1, 0, len(self.h) - 1)
+        x0, x1, h = self.x[i], self.x[i + 1], self.h[i]
+        M0, M1 = self.M[i], self.M[i + 1]
+        return (M0 * (x1 - t) ** 3 / (6 * h) + M1 * (t - x0) ** 3 / (6 * h)
+                + (self.y[i] / h - M0 * h / 6) * (x1 - t) + (self.y[i + 1] / h - M1 * h / 6) * (t - x0))
+
+rng = np.random.default_rng(11)
+t = np.linspace(0, 1, 2001)
+errors = []
+for n in knots:
+    x = np.sort(np.concatenate(([0.0, 1.0], rng.uniform(0, 1, n - 1))))
+    s = NaturalSpline(x, np.sin(2 * np.pi * x))
+    errors.append(np.abs(s(t) - np.sin(2 * np.pi * t)).max())
+errors = np.array(errors)
+inner = np.abs(s(t[400:1600]) - np.sin(2 * np.pi * t[400:1600])).max()
+for n, e in zip(knots, errors):
+    print(f"n={n:4d}  max error {e:.3e}")
+print(f"interior error {inner:.3e}, M range [{s.M.min():.4f}, {s.M.max():.4f}]")
+"""
+
+
+def _spline(knots: list) -> dict:
+    return {"np": np, "knots": knots}
+
+
+# SOR (Gauss-Seidel with over-relaxation) on the 2-D Poisson problem, residual check each sweep
+GS_POISSON = """\
+h = 1.0 / (n + 1)
+xs = np.linspace(0, 1, n + 2)
+X, Y = np.meshgrid(xs, xs, indexing="ij")
+f = 2 * np.pi ** 2 * np.sin(np.pi * X) * np.sin(np.pi * Y)
+exact = np.sin(np.pi * X) * np.sin(np.pi * Y)
+u = np.zeros((n + 2, n + 2))
+omega = 2 / (1 + np.sin(np.pi * h))
+fnorm = np.linalg.norm(f[1:-1, 1:-1])
+res_hist = []
+sweeps = 0
+res = 1.0
+while res > tol and sweeps < maxit:
+    for i in range(1, n + 1):
+        for j in range(1, n + 1):
+            gs = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] + h * h * f[i, j])
+            u[i, j] += omega * (gs - u[i, j])
+    r = f[1:-1, 1:-1] + (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1]) / h ** 2
+    res = float(np.linalg.norm(r) / fnorm)
+    res_hist.append(res)
+    sweeps += 1
+err = np.abs(u - exact).max()
+print(f"omega={omega:.4f}: {sweeps} sweeps, residual {res:.2e}, max error {err:.3e}")
+"""
+
+
+def _gs_poisson(n: int) -> dict:
+    return {"np": np, "n": n, "tol": 1e-8, "maxit": 200}
+
 PROGRAMS = [
     Program("logreg", LOGREG, _logreg, {"tiny": dict(n=50, d=3, epochs=20), "small": dict(n=2000, d=10, epochs=100)}),
     Program("power_iter", POWER, _power, {"tiny": dict(n=8, maxit=50), "small": dict(n=200, maxit=1000)}),
@@ -1891,6 +2050,11 @@ PROGRAMS += [
     Program("thomas_heat", THOMAS, _thomas, {"tiny": dict(nx=10, nsteps=5), "small": dict(nx=100, nsteps=30)}),
     Program("orbit_leapfrog", ORBIT, _orbit, {"tiny": dict(nsteps=50), "small": dict(nsteps=1500)}),
     Program("newton_bratu", NEWTON_SYS, _newton_sys, {"tiny": dict(n=8), "small": dict(n=200)}),
+    # written by helper agents of the twelfth session (ML from scratch; a numerical-methods course)
+    Program("gmm_em", GMM_EM, _gmm, {"tiny": dict(n=60, max_iter=5), "small": dict(n=3000, max_iter=100)}),
+    Program("dbscan_bfs", DBSCAN, _dbscan, {"tiny": dict(n=40), "small": dict(n=400)}),
+    Program("spline_class", SPLINE, _spline, {"tiny": dict(knots=[6, 8]), "small": dict(knots=[16, 32, 64, 128, 256, 512])}),
+    Program("sor_poisson", GS_POISSON, _gs_poisson, {"tiny": dict(n=4), "small": dict(n=10)}),
 ]
 
 BY_NAME = {p.name: p for p in PROGRAMS}
@@ -1922,7 +2086,9 @@ def compare(ref: Any, got: Any, path: str, out: list[str], depth: int = 0) -> No
         if not isinstance(got, type) or got.__qualname__ != ref.__qualname__:
             out.append(f"{path}: class {ref.__qualname__} != {got!r}")
         return
-    if callable(ref) and not isinstance(ref, (np.ndarray, np.generic, np.random.Generator)):
+    if callable(ref) and not isinstance(ref, (np.ndarray, np.generic, np.random.Generator)) and (
+            not hasattr(ref, "__dict__") or isinstance(ref, (types.FunctionType, types.MethodType))):
+        # (a function; an object of a class with __call__, a spline, is compared by its attributes below)
         if not callable(got) or type(got) is not type(ref):
             out.append(f"{path}: {type(ref).__name__} != {type(got).__name__}")
         return
