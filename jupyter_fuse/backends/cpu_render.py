@@ -934,6 +934,13 @@ def _work_dtype(node: Node) -> np.dtype:
     return node.dtype if node.dtype.kind == "f" else F64
 
 
+def deviation_dtype(node: Node) -> np.dtype:
+    """The dtype of a variance's deviations and squares: NumPy's ``arr - arrmean``, the input's dtype
+    with the mean's (the work dtype): float64 for ``np.var(float64, dtype=np.float32)`` (the mean is
+    rounded to float32, the deviation is not), before the squares are summed in the work dtype."""
+    return np.result_type(node.args[0].dtype, _work_dtype(node))
+
+
 def _mean_expr(r: Node, acc: str, axes: tuple[int, ...]) -> str:
     w = _work_dtype(r)
     n = "*".join(f"s{d}" for d in axes) or "1"
@@ -1238,9 +1245,10 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                 w = _pw_dtype(r)
                 if pass_no == 0:
                     val = _cast(v, src_dt, w)
-                elif r.op in ("var", "std"):  # NumPy: square(x - mean), in the work dtype
-                    lines.append(f"{acc}_d = {_cast(v, src_dt, w)} - {acc}_mean")
-                    val = _result(f"{acc}_d * {acc}_d", w, w)
+                elif r.op in ("var", "std"):  # NumPy: square(x - mean), summed in the work dtype
+                    d = deviation_dtype(r)
+                    lines.append(f"{acc}_d = {_cast(v, src_dt, d)} - {_cast(acc + '_mean', w, d)}")
+                    val = _cast(_result(f"{acc}_d * {acc}_d", d, d), d, w)
                 else:
                     continue
                 lines.append(f"{target(r, pass_no)} += {val}" if pos is None else f"{acc}_b[{pos}] = {val}")
@@ -1249,9 +1257,9 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
                 if pass_no == 0:
                     lines.append(f"{acc}_m += np.float64({v})")
                 else:
-                    w = _work_dtype(r)  # deviations and squares in NumPy's dtype (float32 overflows)
-                    lines.append(f"{acc}_d = {_cast(v, r.args[0].dtype, w)} - {acc}_mean")
-                    lines.append(f"{acc} += {_cast(f'{acc}_d * {acc}_d', w, F64)}")
+                    w, d = _work_dtype(r), deviation_dtype(r)  # (NumPy's dtypes: a float32 square overflows)
+                    lines.append(f"{acc}_d = {_cast(v, r.args[0].dtype, d)} - {_cast(acc + '_mean', w, d)}")
+                    lines.append(f"{acc} += {_cast(_cast(f'{acc}_d * {acc}_d', d, w), w, F64)}")
                 continue
             if pass_no == 1:
                 continue

@@ -59,7 +59,7 @@ from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import fixed_comparison, power_fast_paths
 from .cpu_render import (MINMAX_HELPERS, SUPPORTED_DTYPES, CannotRender, exact_comparison,  # noqa: F401
-                         float_product_dtype, loop_dtypes, outputs, param_value)
+                         deviation_dtype, float_product_dtype, loop_dtypes, outputs, param_value)
 
 CTYPES = {
     np.dtype("bool"): "bool", np.dtype("int8"): "signed char", np.dtype("int16"): "short",
@@ -773,9 +773,9 @@ def _render_reduce(ctx: _Ctx) -> CudaRendered:
                 if pass_no == 0:
                     body.append(f"{a}_m += (double){v};")
                 else:
-                    w = _work_dtype(r)  # deviations and squares in NumPy's dtype (float32 overflows)
-                    body.append(f"const {ctype(w)} {a}_d = {cast(v, src, w)} - {a}_mean;")
-                    body.append(f"{a} += {cast(f'{a}_d * {a}_d', w, F64)};")
+                    w, d = _work_dtype(r), deviation_dtype(r)  # (NumPy's dtypes: a float32 square overflows)
+                    body.append(f"const {ctype(d)} {a}_d = {cast(v, src, d)} - {cast(a + '_mean', w, d)};")
+                    body.append(f"{a} += {cast(cast(f'{a}_d * {a}_d', d, w), w, F64)};")
                 continue
             if pass_no == 1:
                 continue

@@ -777,3 +777,28 @@ def test_a_one_element_exponent_takes_the_shortcut_only_when_broadcast(source, b
 def test_a_float32_scalars_power_keeps_numpys_dtype(source, opts):  # (generator: seeds 711135, 713993, ...)
     """A Python float beside a float32 scalar is weak (NEP 50): the scalar math stays float32."""
     check(source, "x = np.array([1.5, -2.25], np.float32); h = np.array([4.0, 9.0], np.float16)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = np.var(np.sqrt(x), dtype=np.float32)", "v = np.var(xs * 3, dtype=np.float32)",
+       "v = np.std(big, axis=1, dtype=np.float32)",
+       "v = np.var(big, axis=0, dtype=np.float32)", "v = np.var(i, dtype=np.float32)")
+def test_a_variance_in_a_smaller_dtype_deviates_in_the_inputs(source, opts):  # (generator: seed 731609)
+    """NumPy's ``arr - arrmean``: the mean is rounded to float32, the deviation is float64 (a float64 input's
+    variance of one value is then the square of that rounding, 2.8e-15, not 0), and the squares are summed
+    in float32. Bits, not the harness's tolerance."""
+    import jupyter_fuse as jf
+
+    setup = {"x": np.array(0.1234567891234), "xs": np.array([0.1234567891234, 2.000000001, 3.3]), "i": np.arange(7),
+             "big": np.random.default_rng(0).normal(size=(30, 50)) + 1e3}
+    ref, ns = {"np": np, **setup}, {"np": np, **setup}
+    exec(source, ref)
+    jf.run_cell(source, ns, cache=False, **opts)
+    assert ns["v"].dtype == ref["v"].dtype and np.array_equal(ns["v"], ref["v"]), (ns["v"], ref["v"])
+
+
+def test_a_cuda_variance_in_a_smaller_dtype_deviates_in_the_inputs():
+    """The same in the CUDA kernel, run on the host (its float32 sums accumulate in double: within rounding)."""
+    check("v = np.var(np.sqrt(x), dtype=np.float32)\nw = np.var(xs * 3, dtype=np.float32)",
+          "x = np.array(0.1234567891234); xs = np.array([0.1234567891234, 2.000000001, 3.3])",
+          backend="cupy", emulate=True)
