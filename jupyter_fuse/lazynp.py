@@ -134,8 +134,8 @@ def _result_recipe(r: Any, out: Any, sub: dict, real_target: Any, tape: Any, wha
     """How a replay binds what the call returned to the nodes the cell's arrays read."""
     if r is real_target and real_target is not None:
         return ("ignore",)
-    if any(r is v for v in sub.values()):
-        return ("ignore",)
+    if isinstance(r, np.ndarray) and any(r is v for v in sub.values()):  # (an argument returned: np.asarray(x);
+        return ("ignore",)  # not a NumPy scalar, which may be the very object of an argument: np.False_)
     if isinstance(out, lazyrandom.LazyGenerator):
         return ("obj", out._handle)  # a generator the call made: the replay's call makes its own
     if isinstance(out, LazyArray):

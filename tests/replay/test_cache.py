@@ -889,3 +889,15 @@ def _compiled_replays(src: str, inputs: dict, monkeypatch: Any, runs: int = 2) -
     for r in reports:
         assert r.cache == "hit" and r.program, (r.program_note, r.miss_reasons)
     return reports
+
+
+def test_a_numpy_scalar_an_eager_call_returns_is_bound_on_a_replay():  # (generator: seed 733702)
+    """``a < a`` of a complex NumPy scalar runs outside the trace and returns np.False_; ``a > False`` returns
+    np.False_ too, the very object of its argument: taken for "the call returned its argument", its result
+    was not bound, and a replay on new data kept the first run's value."""
+    twin = Twin(lambda: {"np": np, "a": np.array(-1.5 - 0.5j)})
+    src = "a = np.sum(a)\nv = a > (a < a)\nw = (a < a) | (a > 1)\n"
+    assert twin.run(src).cache == "miss"
+    for value in (2j, 1 + 0j, -2j):
+        twin.change(lambda ns: ns.update(a=np.array(value)))
+        assert twin.run(src).cache == "hit", twin.reports[-1].miss_reasons
