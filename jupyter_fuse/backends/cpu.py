@@ -507,10 +507,11 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any) -> Callable[[dict], tuple[li
     arrays up, and its float constants: a plan serves every graph of its structure, whatever their
     values (``ops.const_key``: a coefficient computed each step of a loop)."""
     head = list(kernel.shape) + [_plain(param_value(node, dtype)) for node, dtype in r.params]
-    floats = [(len(kernel.shape) + i, node, _param_cast(dtype)) for i, (node, dtype) in enumerate(r.params)
-              if free_const(node)]
-    f64 = [(i, node) for i, node, cast in floats if cast is float]  # (most: a Python float is passed as it is)
-    other = [f for f in floats if f[2] is not float]
+    # (a value missing from ``values``: a plan run on its own graph's values, whose constants are its own)
+    floats = [(len(kernel.shape) + i, node, head[len(kernel.shape) + i], _param_cast(dtype))
+              for i, (node, dtype) in enumerate(r.params) if free_const(node)]
+    f64 = [f[:3] for f in floats if f[3] is float]  # (most: a Python float is passed as it is)
+    other = [f for f in floats if f[3] is not float]
     reads: list[tuple[Node, tuple, list | None]] = []
     for (node, shape), flat in zip(r.reads, r.flat):
         if flat is not None:  # the storage's memory as one flat array, then the read's offset and strides
@@ -527,15 +528,11 @@ def _binder(kernel: Kernel, r: Rendered, plan: Any) -> Callable[[dict], tuple[li
 
     def bind(values: dict) -> tuple[list, list, tuple | None]:
         args = list(head)
-        if floats:
-            try:
-                for i, node in f64:
-                    v = values[node]
-                    args[i] = v if type(v) is float else float(v)
-                for i, node, cast in other:
-                    args[i] = cast(values[node])
-            except KeyError:  # (a plan run on values without its constants: its own are the graph's)
-                pass
+        for i, node, own in f64:
+            v = values.get(node, own)
+            args[i] = v if type(v) is float else float(v)
+        for i, node, own, cast in other:
+            args[i] = cast(values[node]) if node in values else own
         for node, shape, flat in reads:
             arr = resolve(node, values)
             if flat is not None:
