@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .fperrors import errors_raise
+from .ir import Node
 from .trace import LazyArray, astype, at_site, elementwise, instruction_at
 
 # the bytes of `COPY 2; COPY 2; BINARY_SUBSCR` (CPython 3.11-3.13; 3.14 subscripts with BINARY_OP: none)
@@ -86,9 +87,10 @@ def fill(x: LazyArray, mask: Any, value: Any) -> bool:
 
 def _write_where(x: LazyArray, mask: LazyArray, value: Any) -> bool:
     filled = elementwise("where", [mask, value, x], keep_order=False)
-    if filled.dtype != x.dtype or filled.shape != x.shape:  # (not expected: np.where keeps both)
+    node = filled if type(filled) is Node else filled._current()
+    if node.dtype != x.dtype or node.shape != x.shape:  # (not expected: np.where keeps both)
         return False
-    x._write(filled._current())
+    x._write(node)
     return True
 
 

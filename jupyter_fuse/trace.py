@@ -215,9 +215,10 @@ def _shape_of(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
 
 
 def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = (),
-                keep_order: bool = True) -> "LazyArray":
+                keep_order: bool = True) -> "LazyArray | Node":
     """An elementwise op on operands; dtype and broadcasting by NumPy's rules. ``keep_order``: the result
-    is a new array in NumPy's memory order (False: it is only written into an existing one)."""
+    is a new array in NumPy's memory order (False: it is only written into an existing one, and may come
+    back as its node alone: no array is made only to be written and dropped)."""
     args = [a if type(a) is LazyArray else operand(a) for a in args]
     # the hot path of every traced operator: each array's node once, NumPy's rule from memory
     nodes = [a._current() if type(a) is LazyArray else None for a in args]
@@ -264,6 +265,8 @@ def _bind_elementwise(op: str, args: list[Any], nodes: list, dtype: Any, params:
         return fresh(node, s=s)._view("transpose", views.inverse(axes))
     node = s.bind(op, tuple([_filled(s, n) if n is not None else s.const(a) for a, n in zip(args, nodes)]),
                   params, rdtype, shape)
+    if not keep_order and not errors_raise():  # (under a raising errstate, fresh runs it at this line)
+        return node
     # NumPy's rule: a 0-d ufunc result is a NumPy scalar (even from 0-d arrays); the probe shows it
     return fresh(node, shape == () and not array_result, s)
 
@@ -539,16 +542,18 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
     except FloatingPointError as e:  # NumPy checks the error flags after the loop: ``out`` holds the results
         with np.errstate(all="ignore"):
             res, raised = elementwise(op, args, keep_order=False), e
-    if not isinstance(res, LazyArray):  # an eager integer power of 0-d operands gave a NumPy scalar
-        res = operand(np.asarray(res))
+    if type(res) is not Node:
+        if not isinstance(res, LazyArray):  # an eager integer power of 0-d operands gave a NumPy scalar
+            res = operand(np.asarray(res))
+        res = res._current()
     if res.shape != out.shape:  # NumPy: non-broadcastable output operand
         with _quiet(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fn(*[np.broadcast_to(probe(a), a.shape) if isinstance(a, LazyArray) else a for a in args],
                out=np.empty(out.shape, out.dtype))
     if res.dtype != out.dtype:
-        res = astype(res, out.dtype, count=False)
-    out._write(res._current(), "output array is read-only", count=False)
+        res = astype(LazyArray(out._s, Buffer(res), ()), out.dtype, count=False)._current()
+    out._write(res, "output array is read-only", count=False)
     if raised is not None:
         raise raised
     return out
@@ -557,7 +562,7 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
 def _storage_order(out: "LazyArray", args: list[Any]) -> tuple[int, ...] | None:
     """The axes that make ``out`` its whole storage again, when it is a transposed view of it (a result in
     NumPy's memory order) and the operands broadcast to it: the write then replaces the storage, and fuses."""
-    if out.ndim < 2 or not out._chain or _c_ordered(out):
+    if not out._chain or len(out.shape) < 2 or _c_ordered(out):
         return None
     axes = views.like_order(out._ghost())
     if axes is None or out._view("transpose", axes)._current() is not out._buf.node:
@@ -712,7 +717,11 @@ class LazyArray:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._geometry()[0]
+        storage = self._buf.node
+        if not self._chain:
+            return storage.shape
+        cache = self._cache  # (_window's remembered answer, inline: asked several times per traced op)
+        return cache[2] if cache is not None and cache[0] is storage else self._window(storage)[2]
 
     @shape.setter
     def shape(self, shape: Any) -> None:
@@ -737,7 +746,7 @@ class LazyArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # (asked of every write's target: np.prod costs microseconds)
 
     @property
     def itemsize(self) -> int:
@@ -872,6 +881,10 @@ class LazyArray:
         if self.scalar:  # NumPy scalars are immutable
             raise TypeError(f"'numpy.{self.dtype.type.__name__}' object does not support item assignment")
         key = views.index_key(_static_index(index))
+        if type(value) is LazyArray and value._buf is self._buf and self._writeable and key is not None \
+                and value._chain == self._chain + (("getitem", key),) \
+                and value._window(self._buf.node)[1] is not self._buf.node:
+            return  # its own window written back (`x[r] += a` ends so): a no-op, found before NumPy's checks
         try:
             if key is None:
                 from . import masked
