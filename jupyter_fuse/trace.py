@@ -850,6 +850,13 @@ class LazyArray:
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         from .lazynp import ufunc_call
 
+        if self.scalar and method == "__call__" and not kwargs and errors_raise():
+            pyop = _SCALAR_UFUNC_OPS.get(ufunc.__name__)
+            # a NumPy scalar's operator with this one (`np.uint8(200) * s`) arrives here as the ufunc: told
+            # from a call of it by the instruction the caller runs (see _SCALAR_ERRORS)
+            if pyop is not None and len(inputs) == 2 and all(map(_is_scalar, inputs)) \
+                    and at_site(sys._getframe(1), _binary_operator):
+                return _eager_operator(pyop, inputs)
         return ufunc_call(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
@@ -1286,6 +1293,12 @@ def _complex_scalars(op: str, a: "LazyArray", b: Any) -> bool:
 
 
 _COMPLEX_OPS = frozenset({"add", "subtract", "multiply", "divide", "power"})  # what Python's complex defines
+# Under np.errstate(...='raise') an operator between NumPy scalars raises what NumPy's scalar math checks,
+# which is not what the ufunc checks: integer overflow (`np.uint8(200) * 2`, `-np.int8(-128)`), and its own
+# message ("overflow encountered in scalar multiply"). There every op runs at its line anyway (trace.fresh):
+# these run as NumPy's own operator on the values
+_SCALAR_ERRORS = frozenset({"add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power",
+                            "negative", "absolute"})
 
 
 def _binop(op: str, py: str):
@@ -1293,6 +1306,8 @@ def _binop(op: str, py: str):
     fop, iop = getattr(operator, pyname), getattr(operator, f"i{py}", None)
 
     def fwd(self, other):
+        if self.scalar and op in _SCALAR_ERRORS and _is_scalar(other) and errors_raise():
+            return _eager_operator(fop, (self, other))  # (see _SCALAR_ERRORS)
         if _complex_scalars(op, self, other):
             # NumPy's scalar math orders complex scalars by real part first, even beside a NaN imaginary part
             # ((2+nanj) > 1 is True; the ufunc says False): the real operator on the values
@@ -1306,6 +1321,8 @@ def _binop(op: str, py: str):
             return _eager_operator(fop, (self, other))
 
     def rev(self, other):
+        if self.scalar and op in _SCALAR_ERRORS and _is_scalar(other) and errors_raise():
+            return _eager_operator(fop, (other, self))
         if _complex_scalars(op, self, other):
             return _eager_operator(fop, (other, self))  # (as in fwd: NumPy's scalar comparison of complex values)
         if type(other) is complex and op in _COMPLEX_OPS and self.scalar and self.dtype == np.float64:
@@ -1341,8 +1358,28 @@ for _py, _op in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "l
                  ("gt", "greater"), ("ge", "greater_equal")]:
     setattr(LazyArray, f"__{_py}__", _binop(_op, _py)[0])
 
+_SCALAR_UFUNC_OPS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+                     "divide": operator.truediv, "floor_divide": operator.floordiv, "remainder": operator.mod,
+                     "power": operator.pow}
+_BINARY_OP = dis.opmap.get("BINARY_OP")  # (CPython 3.11+: one instruction for every binary operator)
+
+
+def _binary_operator(code: bytes, at: int) -> bool:
+    return _BINARY_OP is not None and instruction_at(code, at, _BINARY_OP) >= 0
+
+
+def _unary(op: str, py: str):
+    pyop = getattr(operator, py)
+
+    def unary(self):
+        if self.scalar and op in _SCALAR_ERRORS and errors_raise():
+            return _eager_operator(pyop, (self,))  # (see _SCALAR_ERRORS)
+        return elementwise(op, [self])
+    return unary
+
+
 for _py, _op in [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"), ("invert", "invert")]:
-    setattr(LazyArray, f"__{_py}__", lambda self, _op=_op: elementwise(_op, [self]))
+    setattr(LazyArray, f"__{_py}__", _unary(_op, _py))
 
 # divmod(x, y) is np.divmod: the same loops as (x // y, x % y)
 LazyArray.__divmod__ = lambda self, other: (self // other, self % other)  # type: ignore[attr-defined]

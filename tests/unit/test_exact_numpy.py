@@ -802,3 +802,26 @@ def test_a_cuda_variance_in_a_smaller_dtype_deviates_in_the_inputs():
     check("v = np.var(np.sqrt(x), dtype=np.float32)\nw = np.var(xs * 3, dtype=np.float32)",
           "x = np.array(0.1234567891234); xs = np.array([0.1234567891234, 2.000000001, 3.3])",
           backend="cupy", emulate=True)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
+    "with np.errstate(over='raise'):\n    r = np.uint8(200) * b[-1]",  # (generator: seed 758838)
+    "with np.errstate(over='raise'):\n    r = b[-1] * np.uint8(200)",
+    "with np.errstate(over='raise'):\n    r = b[-1] * 2",
+    "with np.errstate(over='raise'):\n    b[-1] *= np.uint8(200)",
+    "with np.errstate(over='raise'):\n    s = b[-1]\n    s += b[-1]",
+    "with np.errstate(over='raise'):\n    r = -c[0]",
+    "with np.errstate(all='raise'):\n    r = c[0] // 0",
+    "with np.errstate(all='raise'):\n    r = f[0] * 1e308",
+    "with np.errstate(all='raise'):\n    r = 1.0 / f[1]",
+    "with np.errstate(over='raise'):\n    r = c[0] ** 3\n    t = b[-1] + b[0]",  # (no check: no error)
+    "with np.errstate(over='raise'):\n    r = np.multiply(b[-1], np.uint8(200))",  # the ufunc: no check
+    "with np.errstate(over='raise'):\n    r = b[-1:] * np.uint8(200)",  # an array: no check
+    "r = b[-1] * np.uint8(200)",  # (NumPy warns, and does not raise)
+)
+def test_scalar_math_raises_what_numpys_scalar_math_checks(source, opts):
+    """An operator between NumPy scalars is NumPy's scalar math, which checks integer overflow and names
+    its errors "scalar ..." (the ufunc checks neither): under np.errstate(...='raise') it raises as NumPy's."""
+    check(source, "b = np.array([3, 100, 200], np.uint8); c = np.array([-128, 5], np.int8); "
+                  "f = np.array([10.0, 0.0])", **opts)
