@@ -110,8 +110,6 @@ def scan(source: str) -> list[str]:
             bad = [m for m in mods if node.__dict__.get("level", 0) or not pure_module(m)]
             if bad:
                 add(node, f"`import {bad[0] or '.'}`: calls into {bad[0] or 'a relative module'} are not recorded")
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            add(node, f"`{type(node).__name__.lower()}` writes names the recording cannot see")
         elif isinstance(node, ast.Delete) and not all(isinstance(t, ast.Name) for t in node.targets):
             add(node, "`del` of an item or attribute changes an object from outside")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in IMPURE_BUILTINS:

@@ -20,6 +20,12 @@ CELLS = [
     "a += b\nc = a * 2\nprint(c[:3])",
     # a loop steered by data, a Python scalar carried along
     "s = 0.0\nfor i in range(int(k)):\n    s = s + float(x[i])\nm = x / (s + 1.0)",
+    # the cell's functions write its names (`global`) and their closures' (`nonlocal`): STORE_GLOBAL bypasses
+    # the namespace's __setitem__, and a closure cell is no name at all
+    "def bump(v):\n    global calls\n    calls = calls + 1\n    return v * alpha\ncalls = 0\n"
+    "def totals():\n    tot = 0.0\n    def add(v):\n        nonlocal tot\n        tot += float(v.sum())\n"
+    "        return tot\n    return add\nadd = totals()\nacc = []\nfor i in range(3):\n    y = bump(x)\n"
+    "    acc.append(add(y))",
 ]
 
 
