@@ -270,7 +270,9 @@ def _wrap_result(r: Any, tape: Any = None, s: Any = None) -> Any:
     if isinstance(r, lazyrandom.GENERATORS):
         return lazyrandom.wrap(r, None, "a generator the cell made")
     if isinstance(r, tuple):
-        return tuple(_wrap_result(i, tape, s) for i in r)
+        items = [_wrap_result(i, tape, s) for i in r]
+        # (a named tuple stays one: ``np.linalg.svd(a).S``, ``np.unique(x, return_counts=True)``'s in NumPy 2)
+        return type(r)._make(items) if hasattr(type(r), "_make") else tuple(items)
     if isinstance(r, list) and any(isinstance(i, np.ndarray) for i in r):
         return [_wrap_result(i, tape, s) for i in r]
     return r

@@ -825,3 +825,12 @@ def test_scalar_math_raises_what_numpys_scalar_math_checks(source, opts):
     its errors "scalar ..." (the ufunc checks neither): under np.errstate(...='raise') it raises as NumPy's."""
     check(source, "b = np.array([3, 100, 200], np.uint8); c = np.array([-128, 5], np.int8); "
                   "f = np.array([10.0, 0.0])", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("r = np.linalg.svd(a)\ns = r.S * 2", "r = np.linalg.eigh(a + a.T)\nw = r.eigenvalues + 1",
+       "r = np.linalg.qr(a)\nq = r.Q", "r = np.linalg.slogdet(a)\nd = r.sign * r.logabsdet",
+       "r = np.unique_counts(v)\nc = r.counts * 2", "u, s, vt = np.linalg.svd(a)\nt = s.sum()")
+def test_a_named_tuple_numpy_returns_stays_one(source, opts):
+    """NumPy's linear algebra and unique_* return named tuples (``SVDResult``): their fields by name."""
+    check(source, "a = np.arange(9.0).reshape(3, 3) + np.eye(3); v = np.array([3, 1, 3, 2])", **opts)
