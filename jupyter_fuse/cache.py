@@ -345,6 +345,9 @@ class _Recipes:
             return ("list", self._id(x), [self.of(v, where) for v in x])
         if t is tuple:
             return ("tuple", [self.of(v, where) for v in x])
+        if isinstance(x, tuple) and (guards.namedtuple_class(t) or guards._foreign(t) and hasattr(t, "_make")):
+            # (a state the cell made, `State(x, v)`; a result NumPy returned, ``np.linalg.svd``'s)
+            return ("ntuple", self.of(t, where), [self.of(v, where) for v in x])
         if t is dict:
             return ("dict", self._id(x), [(self.of(k, where), self.of(v, where)) for k, v in x.items()])
         if t is set:  # (of hashable values: `set(labels[0].tolist())`)
@@ -397,7 +400,12 @@ class _Recipes:
                 kwdefaults, closure, self.of(dict(f.__dict__), where), f.__doc__, dict(f.__annotations__))
 
     def _class(self, cls: type, where: str) -> tuple:
-        """A class the cell defined: rebuilt by ``type(name, bases, namespace)``."""
+        """A class the cell defined: rebuilt by ``type(name, bases, namespace)``; one the cell made with
+        ``collections.namedtuple``, by calling it again."""
+        if id(cls) not in self.classes and guards.namedtuple_class(cls) \
+                and cls.__module__ == dict.get(self.ns or {}, "__name__", "__main__"):  # (namedtuple's own default)
+            defaults = [self.of(cls._field_defaults[f], where) for f in cls._fields if f in cls._field_defaults]
+            return ("ntclass", self._id(cls), cls.__name__, cls._fields, defaults, cls.__module__)
         if id(cls) not in self.classes:
             raise Unguardable(f"{where} is the class {cls.__qualname__}, which the cell did not define: "
                               "its code is not recorded")
@@ -825,6 +833,8 @@ class _Rebuild:
             return out
         if kind == "tuple":
             return tuple(self.of(v) for v in r[1])
+        if kind == "ntuple":
+            return self.of(r[1])._make([self.of(v) for v in r[2]])
         if kind == "frozenset":
             return frozenset(self.of(v) for v in r[1])
         if kind == "module":
@@ -861,6 +871,10 @@ class _Rebuild:
             return out
         if kind == "func":
             return self._function(key, r)
+        if kind == "ntclass":
+            _, _, name, fields, defaults, module = r
+            made[key] = cls = collections.namedtuple(name, fields, defaults=[self.of(d) for d in defaults], module=module)
+            return cls
         if kind == "class":
             _, _, name, qualname, module, bases, items = r
             ns = {k: self.of(v) for k, v in items}

@@ -128,6 +128,13 @@ def _is_numpy(obj: Any) -> bool:
     return isinstance(mod, str) and (mod == "numpy" or mod.startswith("numpy."))
 
 
+def namedtuple_class(cls: Any) -> bool:
+    """A class ``collections.namedtuple`` made: its code is generated from its field names, nothing of the
+    user's runs in it (its ``__new__`` is evaluated in a namespace of its own, named after the class)."""
+    return isinstance(cls, type) and cls.__bases__ == (tuple,) and hasattr(cls, "_fields") \
+        and getattr(cls.__new__, "__globals__", {}).get("__name__") == f"namedtuple_{cls.__name__}"
+
+
 def _foreign(cls: type) -> bool:
     mod = getattr(cls, "__module__", "") or ""
     return mod in ("builtins", "types") or mod.split(".")[0] == "numpy"
@@ -230,9 +237,10 @@ class Recorder:
             self._is(path, v, f"{text}: function {v.__qualname__} (same object)")
             return
         if isinstance(v, type):
-            if not _foreign(v):
+            if not (_foreign(v) or namedtuple_class(v)):
                 raise Unguardable(f"class {v.__qualname__}, defined outside the cell: its code is not recorded")
             self._is(path, v, f"{text}: class {v.__qualname__} (same object)")
+            self.known.setdefault(id(v), path)  # (a replay's named tuples of it are of this very class)
             return
         if t in (np.random.Generator, np.random.RandomState):
             if depth:  # the cell's draws from it are recorded only when it reads it by name (capture)
@@ -243,7 +251,7 @@ class Recorder:
             return
         if depth >= MAX_DEPTH:
             raise Unguardable(f"{text} is nested more than {MAX_DEPTH} levels deep")
-        if t in (list, tuple, dict):
+        if t in (list, tuple, dict) or namedtuple_class(t) or _foreign(t) and issubclass(t, tuple):
             if len(v) > MAX_ITEMS:
                 raise Unguardable(f"{text} has {len(v)} items (guards stop at {MAX_ITEMS})")
             self._is_type(path, t, text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import re
 import types
 import warnings
@@ -156,6 +157,11 @@ REPLAYABLE = [
     "r = np.r_[x * 2, 0, 1:3, x[::-1]]\nm = np.r_['0,2', x, x + 1]\nc = np.c_[x]",
     # sets the cell leaves (of values Python saw: a sync each, compared by the replay)
     "seen = set((x > 0).tolist())\nfz = frozenset((x * 0).tolist()) | {7}\ny = x * len(seen | fz)",
+    # named tuples the cell makes (the class too: made again by collections.namedtuple), NumPy returns, reads
+    "from collections import namedtuple\nState = namedtuple('State', 'u v', defaults=[0.0])\ns = State(x.copy())\n"
+    "for i in range(3):\n    s = State(s.u + 0.1 * s.v, s.v - 0.1 * s.u)\nt = s._replace(v=s.u.sum())",
+    "r = np.linalg.svd(np.outer(x, x) + np.eye(4))\ny = r.S * 2",
+    "w = prev.a * x + prev.b\nn = Pair(w, prev.b + 1)",
 ]
 
 
@@ -187,10 +193,14 @@ def test_a_cell_importing_random_says_why_it_is_not_replayed():
     assert r.cache == "unreplayable" and "random" in r.miss_reasons[0], r.miss_reasons
 
 
+Pair = collections.namedtuple("Pair", "a b")  # (a named tuple of the user's, read by a cell)
+
+
 @pytest.mark.parametrize("src", REPLAYABLE)
 def test_cells_with_functions_imports_and_eager_calls_replay(src):
-    twin = Twin(lambda: {"__name__": "__main__", "np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])})
-    assert twin.run(src).cache == "miss"
+    twin = Twin(lambda: {"__name__": "__main__", "np": np, "x": np.array([3.0, 1.0, 2.0, 0.5]), "Pair": Pair,
+                         "prev": Pair(np.ones(4), 2.0)})
+    assert twin.run(src).cache == "miss", twin.reports[-1].miss_reasons
     assert twin.run(src).cache == "hit", twin.reports[-1].miss_reasons
     twin.change(lambda ns: ns["x"].__setitem__(slice(None), [0.25, 4.0, 1.5, 0.5]))  # new data, same guards
     assert twin.run(src).cache == "hit", twin.reports[-1].miss_reasons
@@ -900,3 +910,21 @@ def test_a_numpy_scalar_an_eager_call_returns_is_bound_on_a_replay():  # (genera
     for value in (2j, 1 + 0j, -2j):
         twin.change(lambda ns: ns.update(a=np.array(value)))
         assert twin.run(src).cache == "hit", twin.reports[-1].miss_reasons
+
+
+def test_a_named_tuple_read_from_outside_is_guarded_by_its_fields():
+    """A user's named tuple is guarded like a tuple: its type, its length, each field (an array in it by its
+    contents too, as in any container). Another one alike replays; other contents or another field type trace
+    again, saying which field; the values are NumPy's either way."""
+    twin = Twin(lambda: {"np": np, "prev": Pair(np.ones(4), 2.0), "Pair": Pair})
+    src = "w = prev.a * 3 + prev.b\nn = Pair(w, prev.b + 1)"
+    assert [twin.run(src).cache for _ in range(2)] == ["miss", "hit"]
+    twin.change(lambda ns: ns.__setitem__("prev", Pair(np.ones(4), 2.0)))
+    assert twin.run(src).cache == "hit", twin.reports[-1].miss_reasons
+    assert type(twin.fused["n"]) is Pair
+    twin.change(lambda ns: ns["prev"].a.__iadd__(1.0))
+    r = twin.run(src)
+    assert r.cache == "miss" and r.miss_reasons == ["prev[0]: contents changed"], r.miss_reasons
+    twin.change(lambda ns: ns.__setitem__("prev", Pair(np.arange(4.0), 5)))  # an int field now
+    r = twin.run(src)
+    assert r.cache == "miss" and "prev" in r.miss_reasons[0], r.miss_reasons
