@@ -258,9 +258,10 @@ def _vector_math() -> bool:
     import math
 
     x = np.linspace(-3.0, 3.0, 257)
-    return any(not np.array_equal(f(x), np.array([g(v) for v in x.tolist()]))
-               for f, g in ((np.exp, math.exp), (np.tanh, math.tanh), (np.cbrt, math.cbrt),
-                            (lambda a: np.power(a, 3.3), lambda v: math.pow(v, 3.3) if v >= 0 else math.nan)))
+    pairs = ((np.exp, math.exp), (np.tanh, math.tanh), (np.cbrt, math.cbrt),
+             (lambda a: np.power(a, 3.3), lambda v: math.pow(v, 3.3) if v >= 0 else math.nan))
+    with np.errstate(invalid="ignore"):  # (a negative number's power: NaN, in both)
+        return any(not np.array_equal(f(x), np.array([g(v) for v in x.tolist()]), equal_nan=True) for f, g in pairs)
 
 
 VECTOR_MATH = _vector_math()

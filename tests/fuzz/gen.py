@@ -53,7 +53,12 @@ COMMON = ["int64", "float64", "float32", "int32", "bool", "uint8", "complex128",
 LAYOUTS = ["C", "C", "C", "F", "T", "rev", "step"]
 PLATFORM = ("platform: invalid cast", "platform: signed zero of a max/min reduction or fmax/fmin",
             "platform: in-place target of a loop that raised (NumPy's own result varies)",
-            "rounding: float32 arithmetic (NumPy's SIMD loops and pairwise sums vs libm and float64 accumulators)")
+            "rounding: float32 arithmetic (NumPy's SIMD loops and pairwise sums vs libm and float64 accumulators)",
+            "platform: NumPy's own SIMD math (exp, log, pow, tanh, ... on AVX2/AVX-512) vs the C library's, "
+            "which the kernels call: the program agrees with NumPy run without it")
+# NumPy's dispatch targets above x86-64's baseline (NumPy 2's names): disabled, NumPy computes exp, log, pow, ...
+# with the C library, as the compiled kernels do (``_agrees_without_simd_math``)
+SIMD_MATH_OFF = "X86_V4 AVX512_ICL AVX512_SPR X86_V3"
 # Deviations filed elsewhere (issue 12's items 16 and 17 belong to the cupy backend's engineer): counted
 # and listed apart, so that they neither hide new deviations nor fail the bounded profile.
 KNOWN: dict[str, Callable[[str], bool]] = {
@@ -696,6 +701,28 @@ def _numpy_varies(prog: Program, phase: int, p: harness.Outcome) -> bool:
     return False
 
 
+def _agrees_without_simd_math(prog: Program, backend: str) -> bool:
+    """Does ``prog`` pass every run where NumPy computes its math with the C library (its SIMD dispatch off,
+    in a process of its own)? Then a difference here is NumPy's vector math's last bit (``harness.VECTOR_MATH``)."""
+    import pickle
+    import subprocess
+    import sys
+
+    if os.environ.get("NPY_DISABLE_CPU_FEATURES") == SIMD_MATH_OFF:  # (that process itself: never again)
+        return False
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = ("import pickle, sys; sys.path[:0] = sys.argv[1:]; from fuzz.gen import check_program; "
+            "prog, backend = pickle.loads(sys.stdin.buffer.read()); "
+            "print('AGREES' if not check_program(prog, backend).deviations else 'DIFFERS')")
+    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=SIMD_MATH_OFF)
+    try:
+        out = subprocess.run([sys.executable, "-c", code, os.path.dirname(here), here], env=env, timeout=900,
+                             input=pickle.dumps((prog, backend)), capture_output=True)
+    except (subprocess.TimeoutExpired, pickle.PicklingError):
+        return False
+    return out.stdout.strip().endswith(b"AGREES")
+
+
 def _plain_again(prog: Program, phase: int) -> harness.Outcome:
     """Plain NumPy alone through the runs up to ``phase``, on new namespaces: what NumPy leaves a second time."""
     for i in range(phase + 1):
@@ -755,6 +782,9 @@ def check_program(prog: Program, backend: str, replays: bool = True) -> Result:
             if f.error is not None and type(f.error) is not type(p.error):
                 message += "\n" + _full_traceback(prog, i, opts)
             category = _classify(source, message, p, f, warned, backend, setup)
+            if category == "deviation" and p.error is None and f.error is None and harness.VECTOR_MATH \
+                    and _agrees_without_simd_math(prog, backend):
+                category = PLATFORM[4]
             if category == "deviation" and p.error is not None and (_raised_in_place(source, message, p, f)
                                                                     or _numpy_varies(prog, i, p)):
                 category = PLATFORM[2]  # NumPy disagrees with itself

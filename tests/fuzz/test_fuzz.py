@@ -110,3 +110,18 @@ def test_float32_rounding_is_classified_apart():
     assert gen._classify("print(b.var())", *printed, [], "cpu", setup) == gen.PLATFORM[3]
     worded = outcomes(x32, x32, "v 15.6067705\n", "w 15.606771\n")
     assert gen._classify("print(b.var())", *worded, [], "cpu", setup) == "deviation"
+
+
+@pytest.mark.skipif(not gen.harness.VECTOR_MATH, reason="NumPy computes exp, pow, tanh, ... with the C library here")
+def test_numpys_own_simd_math_is_classified_apart():
+    """Where NumPy computes pow, exp, tanh, ... with its own SIMD code (AVX-512: harness.VECTOR_MATH), a
+    program whose values differ only by that last bit (amplified: a float32 power, then `//`) passes where
+    NumPy runs without it (its SIMD dispatch off, in a process of its own): listed apart (gen.PLATFORM[4]).
+    A program that differs otherwise stays a deviation."""
+    p = gen.generate(732199)
+    power_then_floor = gen.Program(p.seed, p.inputs, p.stmts[:1])
+    assert "** b[::-1]" in power_then_floor.source and "//" in power_then_floor.source
+    (dev,) = gen.check_program(power_then_floor, "cpu").deviations
+    assert dev.category == gen.PLATFORM[4], dev
+    other = gen.Program(p.seed, p.inputs, p.stmts[:1] + ["t = type(np).__name__"])  # (the lazy module's)
+    assert not gen._agrees_without_simd_math(other, "cpu")
