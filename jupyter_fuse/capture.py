@@ -145,17 +145,15 @@ class Namespace(dict):
         # (ordered, not sets: the cell's final plan is made in this order, the same under any hash seed)
         self.assigned: dict[str, None] = {}
         self.deleted: dict[str, None] = {}
-        self.cached: dict[str, Any] = {}  # name -> what __getitem__ put in the dict for a read
+        self.cached: dict[str, Any] = {}  # name -> what __missing__ put in the dict for a read
         dict.__setitem__(self, "__builtins__", _Builtins(self, user.get("__builtins__", builtins)))
         if "__name__" in user:  # class bodies read it with a plain dict lookup: their __module__
             dict.__setitem__(self, "__name__", user["__name__"])
             self.cached["__name__"] = user["__name__"]
 
-    def __getitem__(self, key: str) -> Any:
-        try:
-            return dict.__getitem__(self, key)
-        except KeyError:
-            pass
+    def __missing__(self, key: str) -> Any:
+        # (not __getitem__: a name the cell has read or bound is then found by dict's own lookup, in C; every
+        # name a loop body loads costed a Python call, a tenth of a traced stencil step)
         if key in self.deleted or key not in self.user:
             raise KeyError(key)  # Python then tries builtins
         value = self.user[key]
@@ -202,7 +200,7 @@ class Namespace(dict):
 
 class _Builtins(dict):
     """The cell's builtins. A class body looks names up in its globals with a plain dict lookup
-    (bypassing Namespace.__getitem__), then in builtins with a real one: so builtins fall back to
+    (bypassing Namespace.__missing__), then in builtins with a real one: so builtins fall back to
     the namespace, and `class K: scale = x * 2` sees the user's `x` (recorded, made lazy)."""
 
     def __init__(self, ns: Namespace, real: Any) -> None:
