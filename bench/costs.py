@@ -202,7 +202,8 @@ def main() -> None:
     for steps in (125, 1250, 12500):
         print(f"plan:   {plan_per_op_in_cell(steps, a.repeat) * 1e6:6.1f} us per op in a cell of {steps * 8:,} ops "
               "(structure keys; a partition per distinct chunk)")
-    launch, by_kernel, kernels, over, total, program = launch_and_replay(a.repeat)
+    # (a replay takes ~2 ms: the best of 30 at least, as a compiled replay's ~30 us of host work varies by more)
+    launch, by_kernel, kernels, over, total, program = launch_and_replay(max(a.repeat, 30))
     print(f"launch: {launch * 1e6:6.1f} us host overhead per kernel launch (cpu backend, 1,000 elements)")
     as_numpy, as_python = scalar_arguments(256, a.repeat)
     print(f"launch: {as_numpy * 1e6:6.1f} us a numba call of 256 np.float64 arguments, {as_python * 1e6:.1f} us "
