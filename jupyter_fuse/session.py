@@ -149,11 +149,11 @@ class Session:
         filename, d = self.filename, self._depth
         if d:
             try:
-                frame = sys._getframe(d)
+                inner = sys._getframe(d - 1)  # (the frame just inside the cell's: one lookup for both)
             except ValueError:
-                frame = None
-            if frame is not None and frame.f_code.co_filename == filename \
-                    and sys._getframe(d - 1).f_code.co_filename != filename:
+                inner = None
+            frame = inner.f_back if inner is not None else None
+            if frame is not None and frame.f_code.co_filename == filename and inner.f_code.co_filename != filename:
                 self._lasti = frame.f_lasti
                 return frame.f_lineno
         frame, d = sys._getframe(1), 1
