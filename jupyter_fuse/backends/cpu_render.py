@@ -388,15 +388,30 @@ def _cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
         return expr
     if to == np.bool_:
         return f"({expr} != 0)"
-    if frm.kind == "f" and to == np.uint32:  # as C compilers do it on x86-64 (NumPy's result out of range)
-        return f"np.uint32(np.int64({expr}))"
-    if frm.kind == "f" and to.kind in "iu" and to.itemsize < 4:  # C converts to int32, then keeps the low bits:
-        return f"np.{to.name}(np.int64({expr}))"  # -5.0 as uint16 is 65531 (and 40000.0 as int16 is -25536)
-    if frm.kind == "f" and to == np.uint64:  # x86-64's double -> uint64: a signed conversion below 2**63, else
-        # one offset by 2**63 (so NaN and < -2**63 give 2**63, and >= 2**64 gives 0, as NumPy's C cast)
-        return (f"(np.uint64(np.int64({expr} - 9223372036854775808.0)) ^ np.uint64(9223372036854775808) "
-                f"if {expr} >= 9223372036854775808.0 else np.uint64(np.int64({expr})))")
+    if frm.kind == "f" and to.kind in "iu":  # float -> int as x86-64 does it (``f2i64``, ``f2i32``)
+        if to == np.uint32:  # as C compilers do it on x86-64 (NumPy's result out of range)
+            return f"np.uint32(f2i64({expr}))"
+        if to.itemsize < 4:  # C converts to int32, then keeps the low bits:
+            return f"np.{to.name}(f2i64({expr}))"  # -5.0 as uint16 is 65531 (and 40000.0 as int16 is -25536)
+        if to == np.uint64:  # x86-64's double -> uint64: a signed conversion below 2**63, else
+            # one offset by 2**63 (so NaN and < -2**63 give 2**63, and >= 2**64 gives 0, as NumPy's C cast)
+            return (f"(np.uint64(f2i64({expr} - 9223372036854775808.0)) ^ np.uint64(9223372036854775808) "
+                    f"if {expr} >= 9223372036854775808.0 else np.uint64(f2i64({expr})))")
+        return f"f2i{to.itemsize * 8}({expr})"
     return f"np.{to.name}({expr})"
+
+
+# float -> int64/int32 as x86-64's cvttsd2si, NumPy's C cast: NaN and values out of range give the lowest
+# integer. numba's np.int64(x) is LLVM's fptosi, undefined there: `np.int64(0.0 / n)` (an int mean of an
+# empty axis) folded to 0, where NumPy gives -2**63 (generator seed 761989)
+for _bits in (64, 32):
+    HELPERS[f"f2i{_bits}"] = f"""
+@njit(cache=True)
+def f2i{_bits}(x):
+    if -{2.0 ** (_bits - 1)!r} <= x < {2.0 ** (_bits - 1)!r}:
+        return np.int{_bits}(x)
+    return np.int{_bits}({-2 ** (_bits - 1)})
+"""
 
 
 # NaN- and tie-aware float helpers both renderers define (see HELPERS)
@@ -636,9 +651,10 @@ def render(kernel: Kernel) -> Rendered:
     if full:
         args.append("nthreads")
     sig = ", ".join(args)
+    fn_body = "\n".join("    " + ln for ln in body)
+    ctx.helpers.update(h for h in ("f2i64", "f2i32") if h + "(" in fn_body)  # (casts, ``_cast``: no context)
     helpers = "".join(HELPERS[h] for h in sorted(ctx.helpers) if h not in PAIRWISE)
     shared = [h for h in PAIRWISE if h in ctx.helpers]  # (NumPy's pairwise summation)
-    fn_body = "\n".join("    " + ln for ln in body)
     source = (
         "import numpy as np\nfrom numba import njit, prange\n"
         + (f"from {__name__} import {', '.join(shared)}\n" if shared else "") + helpers

@@ -834,3 +834,15 @@ def test_scalar_math_raises_what_numpys_scalar_math_checks(source, opts):
 def test_a_named_tuple_numpy_returns_stays_one(source, opts):
     """NumPy's linear algebra and unique_* return named tuples (``SVDResult``): their fields by name."""
     check(source, "a = np.arange(9.0).reshape(3, 3) + np.eye(3); v = np.array([3, 1, 3, 2])", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS[:2])
+@cases("r = np.mean(c, axis=0, dtype=np.int64)", "r = np.mean(b[1:], axis=(0, -1), keepdims=True, dtype=np.int64)",
+       "r = np.mean(c, axis=0, dtype=np.int32)", "r = (c.sum(axis=0) / 0).astype(np.int64)",
+       "r = (a / z).astype(np.int32)", "r = (a * 1e300).astype(np.int64)", "r = (a / z).astype(np.int16)")
+def test_a_float_that_is_nan_or_out_of_range_casts_to_ints_as_x86_does(source, opts):  # (generator: seed 761989)
+    """NumPy's C cast (x86-64's cvttsd2si) gives the lowest integer for NaN and values out of range; numba's
+    np.int64(x) is LLVM's fptosi, undefined there (an int mean of an empty axis, 0.0 / 0, folded to 0)."""
+    with np.errstate(all="ignore"):
+        check(source, "b = np.ones((1, 2, 4), bool); c = np.zeros((0, 3)); a = np.array([0.0, 1.0, -2.0]); z = 0.0",
+              **opts)
