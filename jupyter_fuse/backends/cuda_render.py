@@ -91,8 +91,13 @@ def cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
         return expr
     if to == BOOL:
         return f"(({expr}) != 0)"
-    if frm.kind == "f" and to == np.uint32:
-        return f"((unsigned int)(long long)({expr}))"
+    if frm.kind == "f" and to.kind in "iu":  # as x86-64's C cast, NumPy's (a GPU's saturates, and gives 0 for NaN)
+        if to == np.uint64:  # (as cpu_render: a signed conversion below 2**63, else one offset by 2**63)
+            return (f"(({expr}) >= 9223372036854775808.0 ? ((unsigned long long)f2i64(({expr}) - 9223372036854775808.0)"
+                    f" ^ 9223372036854775808ULL) : (unsigned long long)f2i64({expr}))")
+        if to.kind == "i" and to.itemsize >= 4:
+            return f"f2i{to.itemsize * 8}({expr})"
+        return f"(({ctype(to)})f2i64({expr}))"  # (uint32 and the small ints: the low bits)
     return f"(({ctype(to)})({expr}))"
 
 
@@ -112,6 +117,15 @@ class CudaRendered:
 # -- device helpers (the prelude): each mirrors NumPy's C loop ------------------------------
 
 HELPERS: dict[str, str] = {
+    # float -> int64/int32 as x86-64's cvttsd2si (cpu_render's f2i64): NaN and out of range give the lowest
+    "f2i64": """
+__device__ __forceinline__ long long f2i64(double x) {
+  return (x >= -9223372036854775808.0 && x < 9223372036854775808.0) ? (long long)x : (-9223372036854775807LL - 1);
+}""",
+    "f2i32": """
+__device__ __forceinline__ int f2i32(double x) {
+  return (x >= -2147483648.0 && x < 2147483648.0) ? (int)x : (-2147483647 - 1);
+}""",
     "cmp_iu": """
 __device__ __forceinline__ int cmp_iu(long long a, unsigned long long b) {
   if (a < 0) return -1;
@@ -570,7 +584,8 @@ def _signature(ctx: _Ctx, nd: int, head: list[str], tail: list[str]) -> tuple[st
     return ",\n    ".join(args + tail), prelude
 
 
-def _prelude(ctx: _Ctx, block: int) -> str:
+def _prelude(ctx: _Ctx, block: int, code: str) -> str:
+    ctx.helpers.update(h for h in ("f2i64", "f2i32") if h + "(" in code)  # (casts, ``cast``: no context)
     return f"#define BLOCK {block}\n" + "".join(HELPERS[h] + "\n" for h in sorted(ctx.helpers))
 
 
@@ -605,7 +620,7 @@ def _render_elementwise(ctx: _Ctx) -> CudaRendered:
     lines += _decompose(list(range(nd)), "t", "    ")
     lines += ["    " + ln for ln in body]
     lines += ["  }", "}"]
-    source = _prelude(ctx, EW_BLOCK) + "\n" + "\n".join(lines) + "\n"
+    source = _prelude(ctx, EW_BLOCK, "\n".join(lines)) + "\n" + "\n".join(lines) + "\n"
     return CudaRendered(source, "ew", ["jf_kernel"], EW_BLOCK, ctx.params, ctx.reads, outputs(k),
                         scatter=dst is not None)
 
@@ -906,7 +921,7 @@ def _render_reduce(ctx: _Ctx) -> CudaRendered:
     for fname, sig, pre, lines in funcs:
         chunks.append(f'extern "C" __global__ void {fname}(\n    {sig}) {{\n'
                       + "".join(f"  {ln}\n" for ln in pre + lines) + "}\n")
-    source = _prelude(ctx, block) + "\n" + "\n".join(chunks)
+    source = _prelude(ctx, block, "\n".join(chunks)) + "\n" + "\n".join(chunks)
     return CudaRendered(source, mode, entries, block, ctx.params, ctx.reads, outputs(k),
                         reductions=[(r, F64 if r.op in ("var", "std") else acc_dtype(r)) for r in reds])
 

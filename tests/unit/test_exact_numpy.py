@@ -846,3 +846,14 @@ def test_a_float_that_is_nan_or_out_of_range_casts_to_ints_as_x86_does(source, o
     with np.errstate(all="ignore"):
         check(source, "b = np.ones((1, 2, 4), bool); c = np.zeros((0, 3)); a = np.array([0.0, 1.0, -2.0]); z = 0.0",
               **opts)
+
+
+@cases("r = np.mean(c, axis=0, dtype=np.int64)", "r = (c.sum(axis=0) / 0).astype(np.int64)",
+       "r = (a / z).astype(np.int32)", "r = (a * 1e300).astype(np.uint64)", "r = (a / z).astype(np.int16)")
+def test_a_cuda_float_cast_to_ints_is_x86s(source):
+    """The same in the CUDA kernel, run on the host; on a GPU the conversion saturates and gives 0 for NaN, so
+    the kernel never leaves it to the device: its source converts through ``f2i64``/``f2i32``."""
+    with np.errstate(all="ignore"):
+        f = check(source, "c = np.zeros((0, 3)); a = np.array([0.0, 1.0, -2.0]); z = 0.0", backend="cupy",
+                  emulate=True)
+    assert any("f2i" in (k.get("source") or "") for k in f.report.kernel_list), f.report.kernel_list
