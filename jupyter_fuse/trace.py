@@ -219,17 +219,28 @@ def elementwise(op: str, args: list[Any], dtype: Any = None, params: tuple = (),
     """An elementwise op on operands; dtype and broadcasting by NumPy's rules. ``keep_order``: the result
     is a new array in NumPy's memory order (False: it is only written into an existing one, and may come
     back as its node alone: no array is made only to be written and dropped)."""
-    args = [a if type(a) is LazyArray else operand(a) for a in args]
-    # the hot path of every traced operator: each array's node once, NumPy's rule from memory
-    nodes = [a._current() if type(a) is LazyArray else None for a in args]
-    shapes = [n.shape for n in nodes if n is not None]
+    # the hot path of every traced operator: each operand once, in one loop (a comprehension is a call of its
+    # own in Python 3.11), each array's node once, NumPy's rule from memory
+    given, args, nodes, shapes, key = args, [], [], [], [op, dtype, False]
+    for a in given:
+        if type(a) is not LazyArray:
+            a = operand(a)
+        if type(a) is LazyArray:
+            n = a._current()
+            shapes.append(n.shape)
+            key.append(n.dtype)
+        else:
+            n = None
+            key.append(_kind(a))
+        args.append(a)
+        nodes.append(n)
     try:
         shape = _shape_of(shapes) if shapes else ()
     except ValueError:
         shape = None
     if shape is not None:
-        key = (op, dtype, 0 in shape, *[n.dtype if n is not None else _kind(a) for a, n in zip(args, nodes)])
-        rule = _RULES.get(key)
+        key[2] = 0 in shape
+        rule = _RULES.get(tuple(key))
         if rule is not None:
             return _bind_elementwise(op, args, nodes, dtype, params, shape, keep_order, *rule)
     fn = OPS[op].fn
@@ -263,8 +274,10 @@ def _bind_elementwise(op: str, args: list[Any], nodes: list, dtype: Any, params:
         args = [_along(a, shape, axes) for a in args]
         node = s.bind(op, tuple(node_of(a) for a in args), params, rdtype, tuple(shape[d] for d in axes))
         return fresh(node, s=s)._view("transpose", views.inverse(axes))
-    node = s.bind(op, tuple([_filled(s, n) if n is not None else s.const(a) for a, n in zip(args, nodes)]),
-                  params, rdtype, shape)
+    operands = []
+    for a, n in zip(args, nodes):
+        operands.append(s.const(a) if n is None else _filled(s, n) if n.kind == "view" else n)
+    node = s.bind(op, tuple(operands), params, rdtype, shape)
     if not keep_order and not errors_raise():  # (under a raising errstate, fresh runs it at this line)
         return node
     # NumPy's rule: a 0-d ufunc result is a NumPy scalar (even from 0-d arrays); the probe shows it
