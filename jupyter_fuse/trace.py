@@ -392,7 +392,10 @@ def _ufunc_order(op: str, args: list[Any], shape: tuple[int, ...], dtype: Any) -
     """The axes, outermost first, of the memory order NumPy gives this elementwise result (None: C).
     Remembered by what decides it (operand dtypes, shapes and strides, not where they start): a loop's
     slice updates ask the same question every step."""
-    if all(_c_ordered(a) or _row_major(a) for a in args):
+    for a in args:  # (a loop, not all(...) of a generator: asked at every traced op on 2-D arrays)
+        if not (_c_ordered(a) or _row_major(a)):
+            break
+    else:
         return None
     key = (op, dtype, shape, *map(_order_part, args))
     try:
@@ -1208,7 +1211,10 @@ def _store_error(value: Any, dtype: np.dtype) -> tuple[type, str] | None:
 def _static_index(index: Any) -> Any:
     """Lazy 0-d integers used as indices are read now (NumPy needs the int)."""
     items = index if isinstance(index, tuple) else (index,)
-    if not any(isinstance(i, LazyArray) for i in items):
+    for i in items:  # (a loop, not any(...) of a generator: asked at every traced index)
+        if isinstance(i, LazyArray):
+            break
+    else:
         return index
     out = tuple(i.__index__() if isinstance(i, LazyArray) and i.ndim == 0 and i.dtype.kind in "iu" else i
                 for i in items)

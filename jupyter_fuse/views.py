@@ -241,7 +241,12 @@ def index_from_key(key: tuple) -> tuple:
 
 def is_scalar_index(key: tuple, ndim: int) -> bool:
     """NumPy returns a scalar (a copy, not a view) when every axis gets an int."""
-    return all(k[0] == "i" for k in key) and len(key) == ndim
+    if len(key) != ndim:
+        return False
+    for k in key:  # (a loop, not all(...) of a generator: asked at every traced index)
+        if k[0] != "i":
+            return False
+    return True
 
 
 # -- applying a chain ---------------------------------------------------------
