@@ -448,15 +448,21 @@ def _plain(value: Any) -> Any:
 def _kinds(args: list) -> tuple:
     """The argument types numba will see, told without numba: arrays by dtype, dimensions, layout and
     writeability, scalars as they are (``_compile`` types them)."""
-    return tuple(("array", a.dtype.str, a.ndim, "C" if a.flags.c_contiguous else "F" if a.flags.f_contiguous
-                  else "A", a.flags.writeable) if isinstance(a, np.ndarray) else ("value", type(a).__name__, a)
-                 for a in args)
+    return tuple(_array_kind(a) if isinstance(a, np.ndarray) else ("value", type(a).__name__, a) for a in args)
 
 
 def _types(args: list) -> tuple:
-    """``_kinds`` without the scalars' values, which numba types by their type alone (an int by its range)."""
-    return tuple(k if k[0] == "array" else k[:2] + ((-2 ** 63 <= k[2] < 2 ** 63),) if k[1] == "int" else k[:2]
-                 for k in _kinds(args))
+    """``_kinds`` without the scalars' values, which numba types by their type alone (an int by its range).
+    Asked at each launcher's first compiled launch: a replay after a first run that ran its kernels as NumPy
+    (still compiling) asks it of thousands of launchers (thomas_heat's second run: 7,399)."""
+    return tuple(_array_kind(a) if isinstance(a, np.ndarray) else ("value", "int", -2 ** 63 <= a < 2 ** 63)
+                 if type(a) is int else ("value", type(a).__name__) for a in args)
+
+
+def _array_kind(a: np.ndarray) -> tuple:
+    flags = a.flags  # (a new object at each access)
+    return ("array", a.dtype.str, a.ndim, "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A",
+            flags.writeable)
 
 
 def _marker(source: str, parallel: bool, kinds: tuple) -> Path:
