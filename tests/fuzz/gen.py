@@ -702,19 +702,27 @@ def _numpy_varies(prog: Program, phase: int, p: harness.Outcome) -> bool:
 
 
 def _agrees_without_simd_math(prog: Program, backend: str) -> bool:
-    """Does ``prog`` pass every run where NumPy computes its math with the C library (its SIMD dispatch off,
-    in a process of its own)? Then a difference here is NumPy's vector math's last bit (``harness.VECTOR_MATH``)."""
+    """Does ``prog`` pass every run where NumPy computes its math with the C library (its SIMD dispatch off),
+    while it still deviates in a fresh process where NumPy has it? Then the difference is NumPy's vector math's
+    last bit (``harness.VECTOR_MATH``), not this process's state (each check in a process of its own)."""
+    if os.environ.get("JUPYTER_FUSE_FUZZ_ALONE"):  # (one of those processes itself: never again)
+        return False
+    return _passes_alone(prog, backend, SIMD_MATH_OFF) and not _passes_alone(prog, backend, None)
+
+
+def _passes_alone(prog: Program, backend: str, disable: str | None) -> bool:
+    """``check_program`` in a new process (NumPy's CPU features ``disable``d): no deviation at all?"""
     import pickle
     import subprocess
     import sys
 
-    if os.environ.get("NPY_DISABLE_CPU_FEATURES") == SIMD_MATH_OFF:  # (that process itself: never again)
-        return False
     here = os.path.dirname(os.path.abspath(__file__))
     code = ("import pickle, sys; sys.path[:0] = sys.argv[1:]; from fuzz.gen import check_program; "
             "prog, backend = pickle.loads(sys.stdin.buffer.read()); "
             "print('AGREES' if not check_program(prog, backend).deviations else 'DIFFERS')")
-    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=SIMD_MATH_OFF)
+    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=disable or "", JUPYTER_FUSE_FUZZ_ALONE="1")
+    if disable is None:
+        env.pop("NPY_DISABLE_CPU_FEATURES")
     try:
         out = subprocess.run([sys.executable, "-c", code, os.path.dirname(here), here], env=env, timeout=900,
                              input=pickle.dumps((prog, backend)), capture_output=True)

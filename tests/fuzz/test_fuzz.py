@@ -116,8 +116,9 @@ def test_float32_rounding_is_classified_apart():
 def test_numpys_own_simd_math_is_classified_apart():
     """Where NumPy computes pow, exp, tanh, ... with its own SIMD code (AVX-512: harness.VECTOR_MATH), a
     program whose values differ only by that last bit (amplified: a float32 power, then `//`) passes where
-    NumPy runs without it (its SIMD dispatch off, in a process of its own): listed apart (gen.PLATFORM[4]).
-    A program that differs otherwise stays a deviation."""
+    NumPy runs without it (its SIMD dispatch off, in a process of its own) and deviates alone with it: listed
+    apart (gen.PLATFORM[4]). A program that differs otherwise, or only in this process (the fault the test
+    above injects), stays a deviation."""
     p = gen.generate(732199)
     power_then_floor = gen.Program(p.seed, p.inputs, p.stmts[:1])
     assert "** b[::-1]" in power_then_floor.source and "//" in power_then_floor.source
