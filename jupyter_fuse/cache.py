@@ -345,7 +345,7 @@ class _Recipes:
             return ("list", self._id(x), [self.of(v, where) for v in x])
         if t is tuple:
             return ("tuple", [self.of(v, where) for v in x])
-        if isinstance(x, tuple) and (guards.namedtuple_class(t) or guards._foreign(t) and hasattr(t, "_make")):
+        if isinstance(x, tuple) and guards.named_tuple_type(t):
             # (a state the cell made, `State(x, v)`; a result NumPy returned, ``np.linalg.svd``'s)
             return ("ntuple", self.of(t, where), [self.of(v, where) for v in x])
         if t is dict:

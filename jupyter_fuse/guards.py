@@ -135,6 +135,12 @@ def namedtuple_class(cls: Any) -> bool:
         and getattr(cls.__new__, "__globals__", {}).get("__name__") == f"namedtuple_{cls.__name__}"
 
 
+def named_tuple_type(t: type) -> bool:
+    """A named tuple's class a replay can rebuild instances of (``cls._make``) and guard like a tuple: one
+    ``collections.namedtuple`` made, or NumPy's (``np.linalg.svd``'s ``SVDResult``)."""
+    return namedtuple_class(t) or _foreign(t) and issubclass(t, tuple) and hasattr(t, "_make")
+
+
 def _foreign(cls: type) -> bool:
     mod = getattr(cls, "__module__", "") or ""
     return mod in ("builtins", "types") or mod.split(".")[0] == "numpy"
@@ -251,7 +257,7 @@ class Recorder:
             return
         if depth >= MAX_DEPTH:
             raise Unguardable(f"{text} is nested more than {MAX_DEPTH} levels deep")
-        if t in (list, tuple, dict) or namedtuple_class(t) or _foreign(t) and issubclass(t, tuple):
+        if t in (list, tuple, dict) or named_tuple_type(t):
             if len(v) > MAX_ITEMS:
                 raise Unguardable(f"{text} has {len(v)} items (guards stop at {MAX_ITEMS})")
             self._is_type(path, t, text)

@@ -904,9 +904,8 @@ class LazyArray:
         if self.scalar:  # NumPy scalars are immutable
             raise TypeError(f"'numpy.{self.dtype.type.__name__}' object does not support item assignment")
         key = views.index_key(_static_index(index))
-        if type(value) is LazyArray and value._buf is self._buf and self._writeable and key is not None \
-                and value._chain == self._chain + (("getitem", key),) \
-                and value._window(self._buf.node)[1] is not self._buf.node:
+        if type(value) is LazyArray and self._writeable and key is not None \
+                and self._own_window(value, self._chain + (("getitem", key),)):
             return  # its own window written back (`x[r] += a` ends so): a no-op, found before NumPy's checks
         try:
             if key is None:
@@ -961,15 +960,19 @@ class LazyArray:
             else:
                 _remember(_ASSIGNS, checked, True)
         val = value if isinstance(value, LazyArray) else None
-        if val is not None and val._buf is self._buf and val._chain == target._chain and val.dtype == self.dtype \
-                and target._window(self._buf.node)[1] is not self._buf.node:
-            return  # its own window written back (`x[r] += a` ends so): a no-op, as _write would find
+        if val is not None and val.dtype == self.dtype and self._own_window(val, target._chain):
+            return  # (the same, for a value an array-like became above: a view of this very storage)
         node = node_of(value)
         if val is not None and val.dtype != self.dtype:
             node = astype(val, self.dtype, count=False)._current()
         elif val is None:
             node = self._s.const(value)
         target._write(node)
+
+    def _own_window(self, value: "LazyArray", chain: tuple) -> bool:
+        """Is ``value`` this array's window ``chain`` as it is now (not a chain there and back: the storage)?"""
+        return value._buf is self._buf and value._chain == chain \
+            and value._window(self._buf.node)[1] is not self._buf.node
 
     # -- views -------------------------------------------------------------------------
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> "LazyArray":
@@ -1320,13 +1323,19 @@ _SCALAR_ERRORS = frozenset({"add", "subtract", "multiply", "divide", "floor_divi
                             "negative", "absolute"})
 
 
+def _scalar_math_raises(op: str, x: "LazyArray", *other: Any) -> bool:
+    """An operator between NumPy scalars (no ``other``: a unary one) under a raising errstate: NumPy's own
+    operator runs on the values (``_SCALAR_ERRORS``). The cheap test first: this is every operator's path."""
+    return x.scalar and op in _SCALAR_ERRORS and all(map(_is_scalar, other)) and errors_raise()
+
+
 def _binop(op: str, py: str):
     pyname = py + "_" if py in ("and", "or") else py
     fop, iop = getattr(operator, pyname), getattr(operator, f"i{py}", None)
 
     def fwd(self, other):
-        if self.scalar and op in _SCALAR_ERRORS and _is_scalar(other) and errors_raise():
-            return _eager_operator(fop, (self, other))  # (see _SCALAR_ERRORS)
+        if _scalar_math_raises(op, self, other):
+            return _eager_operator(fop, (self, other))
         if _complex_scalars(op, self, other):
             # NumPy's scalar math orders complex scalars by real part first, even beside a NaN imaginary part
             # ((2+nanj) > 1 is True; the ufunc says False): the real operator on the values
@@ -1340,7 +1349,7 @@ def _binop(op: str, py: str):
             return _eager_operator(fop, (self, other))
 
     def rev(self, other):
-        if self.scalar and op in _SCALAR_ERRORS and _is_scalar(other) and errors_raise():
+        if _scalar_math_raises(op, self, other):
             return _eager_operator(fop, (other, self))
         if _complex_scalars(op, self, other):
             return _eager_operator(fop, (other, self))  # (as in fwd: NumPy's scalar comparison of complex values)
@@ -1364,10 +1373,11 @@ def _binop(op: str, py: str):
     return fwd, rev, inplace
 
 
-for _py, _op in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
-                 ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
-                 ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
-                 ("lshift", "left_shift"), ("rshift", "right_shift")]:
+_BINOPS = [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+           ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
+           ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+           ("lshift", "left_shift"), ("rshift", "right_shift")]  # (Python's name, the ufunc's)
+for _py, _op in _BINOPS:
     _f, _r, _i = _binop(_op, _py)
     setattr(LazyArray, f"__{_py}__", _f)
     setattr(LazyArray, f"__r{_py}__", _r)
@@ -1377,9 +1387,7 @@ for _py, _op in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "l
                  ("gt", "greater"), ("ge", "greater_equal")]:
     setattr(LazyArray, f"__{_py}__", _binop(_op, _py)[0])
 
-_SCALAR_UFUNC_OPS = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-                     "divide": operator.truediv, "floor_divide": operator.floordiv, "remainder": operator.mod,
-                     "power": operator.pow}
+_SCALAR_UFUNC_OPS = {op: getattr(operator, py) for py, op in _BINOPS if op in _SCALAR_ERRORS}  # ufunc -> operator
 _BINARY_OP = dis.opmap.get("BINARY_OP")  # (CPython 3.11+: one instruction for every binary operator)
 
 
@@ -1391,8 +1399,8 @@ def _unary(op: str, py: str):
     pyop = getattr(operator, py)
 
     def unary(self):
-        if self.scalar and op in _SCALAR_ERRORS and errors_raise():
-            return _eager_operator(pyop, (self,))  # (see _SCALAR_ERRORS)
+        if _scalar_math_raises(op, self):
+            return _eager_operator(pyop, (self,))
         return elementwise(op, [self])
     return unary
 

@@ -454,7 +454,7 @@ def _kinds(args: list) -> tuple:
 def _types(args: list) -> tuple:
     """``_kinds`` without the scalars' values, which numba types by their type alone (an int by its range).
     Asked at each launcher's first compiled launch: a replay after a first run that ran its kernels as NumPy
-    (still compiling) asks it of thousands of launchers (thomas_heat's second run: 7,399)."""
+    (still compiling) asks it of every launcher (thousands, where a loop of element updates is unrolled)."""
     return tuple(_array_kind(a) if isinstance(a, np.ndarray) else ("value", "int", -2 ** 63 <= a < 2 ** 63)
                  if type(a) is int else ("value", type(a).__name__) for a in args)
 

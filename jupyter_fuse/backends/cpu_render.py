@@ -404,6 +404,7 @@ def _cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
 # float -> int64/int32 as x86-64's cvttsd2si, NumPy's C cast: NaN and values out of range give the lowest
 # integer. numba's np.int64(x) is LLVM's fptosi, undefined there: `np.int64(0.0 / n)` (an int mean of an
 # empty axis) folded to 0, where NumPy gives -2**63 (generator seed 761989)
+CAST_HELPERS = ("f2i64", "f2i32")  # (both renderers: a kernel source naming one defines it)
 for _bits in (64, 32):
     HELPERS[f"f2i{_bits}"] = f"""
 @njit(cache=True)
@@ -652,7 +653,7 @@ def render(kernel: Kernel) -> Rendered:
         args.append("nthreads")
     sig = ", ".join(args)
     fn_body = "\n".join("    " + ln for ln in body)
-    ctx.helpers.update(h for h in ("f2i64", "f2i32") if h + "(" in fn_body)  # (casts, ``_cast``: no context)
+    ctx.helpers.update(h for h in CAST_HELPERS if h + "(" in fn_body)  # (casts: ``_cast`` has no context)
     helpers = "".join(HELPERS[h] for h in sorted(ctx.helpers) if h not in PAIRWISE)
     shared = [h for h in PAIRWISE if h in ctx.helpers]  # (NumPy's pairwise summation)
     source = (

@@ -58,7 +58,7 @@ import numpy as np
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import fixed_comparison, power_fast_paths
-from .cpu_render import (MINMAX_HELPERS, SUPPORTED_DTYPES, CannotRender, exact_comparison,  # noqa: F401
+from .cpu_render import (CAST_HELPERS, MINMAX_HELPERS, SUPPORTED_DTYPES, CannotRender, exact_comparison,  # noqa: F401
                          deviation_dtype, float_product_dtype, loop_dtypes, outputs, param_value)
 
 CTYPES = {
@@ -585,7 +585,7 @@ def _signature(ctx: _Ctx, nd: int, head: list[str], tail: list[str]) -> tuple[st
 
 
 def _prelude(ctx: _Ctx, block: int, code: str) -> str:
-    ctx.helpers.update(h for h in ("f2i64", "f2i32") if h + "(" in code)  # (casts, ``cast``: no context)
+    ctx.helpers.update(h for h in CAST_HELPERS if h + "(" in code)  # (casts: ``cast`` has no context)
     return f"#define BLOCK {block}\n" + "".join(HELPERS[h] + "\n" for h in sorted(ctx.helpers))
 
 

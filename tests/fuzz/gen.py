@@ -707,11 +707,13 @@ def _agrees_without_simd_math(prog: Program, backend: str) -> bool:
     last bit (``harness.VECTOR_MATH``), not this process's state (each check in a process of its own)."""
     if os.environ.get("JUPYTER_FUSE_FUZZ_ALONE"):  # (one of those processes itself: never again)
         return False
-    return _passes_alone(prog, backend, SIMD_MATH_OFF) and not _passes_alone(prog, backend, None)
+    # (both answers seen: a process that crashed or ran out of time printed neither, and proves nothing)
+    return _alone(prog, backend, SIMD_MATH_OFF) == "AGREES" and _alone(prog, backend, None) == "DIFFERS"
 
 
-def _passes_alone(prog: Program, backend: str, disable: str | None) -> bool:
-    """``check_program`` in a new process (NumPy's CPU features ``disable``d): no deviation at all?"""
+def _alone(prog: Program, backend: str, disable: str | None) -> str:
+    """``check_program`` in a new process (NumPy's CPU features ``disable``d): "AGREES" (no deviation at all),
+    "DIFFERS", or "" when it printed neither."""
     import pickle
     import subprocess
     import sys
@@ -720,15 +722,15 @@ def _passes_alone(prog: Program, backend: str, disable: str | None) -> bool:
     code = ("import pickle, sys; sys.path[:0] = sys.argv[1:]; from fuzz.gen import check_program; "
             "prog, backend = pickle.loads(sys.stdin.buffer.read()); "
             "print('AGREES' if not check_program(prog, backend).deviations else 'DIFFERS')")
-    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=disable or "", JUPYTER_FUSE_FUZZ_ALONE="1")
-    if disable is None:
-        env.pop("NPY_DISABLE_CPU_FEATURES")
+    env = {k: v for k, v in os.environ.items() if k != "NPY_DISABLE_CPU_FEATURES"}
+    env.update(JUPYTER_FUSE_FUZZ_ALONE="1", **({"NPY_DISABLE_CPU_FEATURES": disable} if disable else {}))
     try:
         out = subprocess.run([sys.executable, "-c", code, os.path.dirname(here), here], env=env, timeout=900,
                              input=pickle.dumps((prog, backend)), capture_output=True)
     except (subprocess.TimeoutExpired, pickle.PicklingError):
-        return False
-    return out.stdout.strip().endswith(b"AGREES")
+        return ""
+    last = out.stdout.strip().splitlines()[-1:]
+    return last[0].decode() if last and last[0] in (b"AGREES", b"DIFFERS") else ""
 
 
 def _plain_again(prog: Program, phase: int) -> harness.Outcome:
