@@ -182,8 +182,9 @@ def _device_call(s: Any, func: Callable, twin: str, args: tuple, kwargs: dict, w
     t0 = time.perf_counter()
     result = call(func, twin, _replace(args, sub), _replace(kwargs, sub), values)
     elapsed = time.perf_counter() - t0
-    if result is None:
-        return None
+    if result is None or any(r.size == 0 for r in (result if isinstance(result, tuple) else (result,))):
+        return None  # (an empty result runs as NumPy's on the host: its strides are then NumPy's (`np.tile`
+        # of an empty array has (4, 4), a new empty array (0, 0)), and a write keeps them, in place)
     route = f"cupy.{twin[1:] if twin.startswith('.') else twin}"
     s.record_fallback(what, f"{reason}: it runs as {route} on the GPU, where its arguments are")
     _record_eager(s, what, reason, values, result, elapsed, route=f"{route} (on the device)")

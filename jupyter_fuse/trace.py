@@ -493,7 +493,12 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
     if order is not None:  # NumPy reduces along the input's memory order and keeps it (order='K'): so do we
         kept = [d for d in order if keepdims or d not in axes]
         r = reduction(name, x._view("transpose", order), tuple(order.index(d) for d in axes), dtype, keepdims, ddof)
-        return r._view("transpose", views.inverse(tuple(kept)))
+        r = r._view("transpose", views.inverse(tuple(kept)))
+        if name == "mean" and dtype is None and x.dtype == np.float16 and r.ndim > 1:
+            # NumPy sums float16 in float32 and casts the mean back by np.float16(...): a copy in order='K',
+            # whose strides are the order's own (a size-1 axis among them gets another stride)
+            r = astype(r, r.dtype, count=False, order="K")
+        return r
     params = (("axis", naxis), ("keepdims", bool(keepdims)),
               ("dtype", None if dtype is None else np.dtype(dtype).str), ("ddof", ddof))
     node = session().bind(name, (x._current(),), params, np.asarray(r).dtype, shape)
@@ -519,9 +524,28 @@ def matmul(a: Any, b: Any) -> "LazyArray":
     pb = sb if len(sb) == 1 else (1,) * (len(sb) - 2) + (sb[-2], min(sb[-1], 1))
     r = np.matmul(np.zeros(pa, a.dtype), np.zeros(pb, b.dtype))
     batch = np.broadcast_shapes(sa[:-2], sb[:-2])
-    shape = batch + (sa[-2:-1] if len(sa) > 1 else ()) + (sb[-1:] if len(sb) > 1 else ())
+    core = (sa[-2:-1] if len(sa) > 1 else ()) + (sb[-1:] if len(sb) > 1 else ())
+    axes = views.matmul_batch_order(batch, [a._ghost(), b._ghost()]) if len(batch) > 1 else None
+    if axes is not None:  # NumPy's loop over the batch axes follows the operands' memory: computed along
+        # that order, seen through a transpose (the matrix axes stay last)
+        a, b = (_along_batch(x, batch, axes) for x in (a, b))
+        batch = tuple(batch[d] for d in axes)
+    shape = batch + core
     node = session().bind("matmul", (a._current(), b._current()), (), np.asarray(r).dtype, shape)
-    return fresh(node, scalar=shape == ())
+    out = fresh(node, scalar=shape == ())
+    if axes is None:
+        return out
+    return out._view("transpose", views.inverse(axes) + tuple(range(len(axes), len(shape))))
+
+
+def _along_batch(x: "LazyArray", batch: tuple[int, ...], axes: tuple[int, ...]) -> "LazyArray":
+    """A matmul operand's batch axes broadcast to ``batch`` and put in the order ``axes`` (a vector has none)."""
+    if x.ndim < 2:
+        return x
+    full = batch + x.shape[-2:]
+    if x.shape != full:
+        x = x._view("broadcast", full, writeable=False)
+    return x._view("transpose", axes + (len(batch), len(batch) + 1))
 
 
 def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":

@@ -140,6 +140,16 @@ def ufunc_order(shape: tuple[int, ...], operands: list[np.ndarray], cast: bool) 
     return _nditer_order(shape, [_broadcast_strides(g, shape) for g in arrays])
 
 
+def matmul_batch_order(batch: tuple[int, ...], operands: list[np.ndarray]) -> tuple[int, ...] | None:
+    """``np.matmul``'s output over its batch (loop) axes (``operands``: ghosts of its two operands). A
+    gufunc has no contiguous fast path: its iterator orders the loop axes by the operands' strides there
+    (their matrix axes are the inner loop's, and the output's come last, C-ordered)."""
+    if len(batch) < 2 or 0 in batch:
+        return None
+    parts = [g[(Ellipsis, 0, 0)] for g in operands if g.ndim > 2]
+    return _nditer_order(batch, [_broadcast_strides(g, batch) for g in parts]) if parts else None
+
+
 def like_order(g: np.ndarray) -> tuple[int, ...] | None:
     """A copy or cast in order='K' (``astype``, ``np.copy``, ``np.array``, ``zeros_like``): NumPy keeps
     a contiguous order, else sorts the axes by absolute stride, outermost first (a stable sort)."""

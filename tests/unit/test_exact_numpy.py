@@ -857,3 +857,30 @@ def test_a_cuda_float_cast_to_ints_is_x86s(source):
         f = check(source, "c = np.zeros((0, 3)); a = np.array([0.0, 1.0, -2.0]); z = 0.0", backend="cupy",
                   emulate=True)
     assert any("f2i" in (k.get("source") or "") for k in f.report.kernel_list), f.report.kernel_list
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("r = v.T @ v", "r = t @ f; u = r.reshape(-1); u[0] = 100", "r = np.matmul(t, m)", "r = t @ f[:, :1]",
+       "r = v.T @ v[0]", "r = m @ t @ m")
+def test_a_batched_matmul_keeps_numpys_memory_order(source, opts):  # (generator: seed 811902)
+    """NumPy's loop over matmul's batch axes follows the operands' memory (a gufunc's iterator, order='K'):
+    transposed batches give a result whose batch strides are not C's; its matrix axes stay last."""
+    check(source, "v = np.ones((2, 1, 2, 2), np.uint64); t = np.arange(24.0).reshape(2, 3, 2, 2).transpose(1, 0, 2, 3); "
+                  "f = np.asfortranarray(np.arange(24.0).reshape(3, 2, 2, 2)); m = np.eye(2)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("r = x.mean(axis=-1)", "r = x.mean(axis=-1, keepdims=True)", "r = np.average(3 + x, axis=-1)",
+       "r = y.mean(axis=0)", "r = x.mean(axis=(0, 1))")
+def test_a_float16_mean_is_laid_out_as_numpys_cast_back(source, opts):  # (generator: seed 797950)
+    """NumPy's float16 mean sums in float32 and casts back in order='K': a size-1 axis's stride is that copy's."""
+    check(source, "x = np.arange(6, dtype=np.float16).reshape(1, 2, 3, 1).transpose(0, 2, 1, 3); "
+                  "y = np.arange(18, dtype=np.float16).reshape(3, 2, 3).transpose(2, 1, 0)[:, :1]", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = np.tile(a + 1, (2, 1)); v *= 2", "v = np.tile(np.round(a, 0), (2, 1)); v[v != 0] *= 2",
+       "v = np.tile(a + 1, (2, 1)); v[...] = 3; w = v")
+def test_an_empty_result_of_an_untraced_call_written_in_place_keeps_its_strides(source, opts):  # (generator: seed 792996)
+    """`np.tile` of an empty array has strides (4, 4), a new empty array (0, 0); NumPy's write keeps them."""
+    check(source, "a = np.array([], np.int32)", **opts)
