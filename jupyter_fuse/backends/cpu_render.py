@@ -722,7 +722,10 @@ def rebind(r: Rendered, old: list[Node], new: list[Node]) -> Rendered:
     if dst is not None:  # (one assignment a kernel: its region's offset is this kernel's)
         dst = region(next(n for n in new if n.op == "setitem"))
     reads = [(move(n), shape) for n, shape in r.reads]
-    flat = [f if f is None else (views.element_layout(n, shape)[0], f[1], f[2]) for (n, shape), f in zip(reads, r.flat)]
+    # (the same structure: the same strides and storage; only where each read starts moves, and a read's
+    # offset in its storage is its layout's: asked of thousands of kernels, no ghost array is made for it)
+    flat = [f if f is None else (0 if n.layout is None else n.layout[0] // n.dtype.itemsize, f[1], f[2])
+            for (n, _), f in zip(reads, r.flat)]
     return replace(r, params=[(move(n), d) for n, d in r.params], reads=reads, outputs=[move(n) for n in r.outputs],
                    dst=dst, flat=flat)
 

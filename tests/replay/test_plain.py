@@ -137,3 +137,29 @@ def test_a_sync_off_in_the_last_bit_after_numpy_ran_meanwhile_says_why():
     assert r.cache == "miss" and "NumPy while numba compiled" not in r.miss_reasons[0], r.miss_reasons
     r = _replay_with_recorded(source, setup, lambda v: v * 1.5, meanwhile=True)  # another value: no such reason
     assert r.cache == "miss" and "NumPy while numba compiled" not in r.miss_reasons[0], r.miss_reasons
+
+
+def _small() -> dict:  # (2 x 3 pixels: fewer kernel launches a replay than a compiled program pays from)
+    return {"np": np, "img": np.random.default_rng(6).random((2, 3))}
+
+
+def test_a_replay_no_program_will_speed_up_is_judged_from_its_first_replay(suspicious, monkeypatch):
+    """With no compiled program to come (here too few launches), the first replay is what later ones are:
+    the third run is NumPy's, timed, not a second replay."""
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    twin = Twin(_small, backend="cpu")
+    states = [twin.run(DITHER).cache for _ in range(4)]
+    assert states == ["miss", "hit", "numpy", "numpy"], states
+    assert "compiled program pays from" in (twin.reports[1].program_note or ""), twin.reports[1].program_note
+    assert "where the first replay took" in twin.reports[2].miss_reasons[0], twin.reports[2].miss_reasons
+    assert "its first replay took" in twin.reports[3].miss_reasons[0]
+
+
+def test_a_replay_kept_on_its_first_replays_time_is_judged_again_when_settled(suspicious, monkeypatch):
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)  # (a settled replay "loses" to NumPy ...)
+    monkeypatch.setattr(runner, "FIRST_REPLAY_MARGIN", float("inf"))  # (... a first one's time never does)
+    twin = Twin(_small, backend="cpu")
+    states = [twin.run(DITHER).cache for _ in range(5)]
+    assert states == ["miss", "hit", "numpy", "hit", "numpy"], states
+    assert "the replay is kept" in twin.reports[2].miss_reasons[0]
+    assert "fusion does not pay" in twin.reports[4].miss_reasons[0], twin.reports[4].miss_reasons
