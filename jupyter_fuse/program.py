@@ -150,6 +150,11 @@ class Program:
         return [a[1] for a in self.actions if a[0] == "block"]
 
     @functools.cached_property
+    def loose_launches(self) -> int:
+        """The kernel launches a run still makes one by one (its tape's steps outside the blocks)."""
+        return sum(len(a[4]) for a in self.actions if a[0] == "eval")
+
+    @functools.cached_property
     def text(self) -> str:
         """``describe()``, made once (a replay reports it every time)."""
         return self.describe()

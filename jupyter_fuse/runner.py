@@ -36,7 +36,8 @@ NUMPY_OP = 0.5e-6
 PLAIN_OVERHEAD = 0.5  # the share of a replay's time outside kernels that makes it a suspect
 PLAIN_MARGIN = 1.25
 PLAIN_DRIFT = 4.0
-# A replay that no compiled program will speed up (none pays, or its build refused it) is judged from its
+# A replay that no compiled program will speed up (none pays, its build refused it, or it leaves most
+# launches to Python) is judged from its
 # first replay already: a pixel-at-a-time loop then runs as NumPy from its third run, not its fourth. A
 # first replay loads its kernels (1.5-2x a settled one's time, bench/realworld.py's loops): it counts
 # as FIRST_REPLAY_MARGIN times slower than it was, and a replay kept so is judged again when settled.
@@ -198,8 +199,9 @@ def _runs_plain(key: tuple) -> bool:
     if "first_replay" in st and "replay_time" not in st and "numpy_time" not in st:
         total, launches, entry = st["first_replay"]
         job = entry.program_jobs[0] if entry.program_jobs else None
-        if (job is None or job.done.is_set()) and not entry.program:
-            # no compiled program will run it (none pays, or its build refused it): judged by its first replay
+        if (job is None or job.done.is_set()) and (not entry.program or 2 * entry.program.loose_launches >= launches):
+            # no compiled program will run it (none pays, or its build refused it), or one that still launches
+            # most kernels one by one: judged by its first replay
             del st["first_replay"]
             st["replay_time"], st["replay_launches"], st["fused"], st["provisional"] = total, launches, "first replay", True
     return "replay_time" in st and "numpy_time" not in st or st.get("plain", False)

@@ -163,3 +163,21 @@ def test_a_replay_kept_on_its_first_replays_time_is_judged_again_when_settled(su
     assert states == ["miss", "hit", "numpy", "hit", "numpy"], states
     assert "the replay is kept" in twin.reports[2].miss_reasons[0]
     assert "fusion does not pay" in twin.reports[4].miss_reasons[0], twin.reports[4].miss_reasons
+
+
+def test_a_program_that_leaves_most_launches_to_python_does_not_wait_for_a_settled_replay():
+    """The first replay's time judges a cell whose compiled program still launches most kernels one by one
+    (a point-wise sweep: a block per step that differs), not one whose program runs most of them."""
+    from types import SimpleNamespace
+
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    for loose, judged in ((90, True), (10, False)):
+        entry = SimpleNamespace(program=SimpleNamespace(loose_launches=loose), program_jobs=[])
+        key = ("test", loose)
+        PLAN_CACHE.stats[key] = {"first_replay": (0.05, 100, entry)}
+        try:
+            assert runner._runs_plain(key) is judged
+            assert ("replay_time" in PLAN_CACHE.stats[key]) is judged
+        finally:
+            del PLAN_CACHE.stats[key]
