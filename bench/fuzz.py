@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/fuzz.py --n 10000 --backend numpy        # or cpu, cupy-dry
     .venv/bin/python bench/fuzz.py --n 200 --backend cpu --seed 50000 --minimize
+    .venv/bin/python bench/fuzz.py --n 1000 --backend cpu --kind loops   # tests/fuzz/loopgen.py's loops
 
-Each seed is one program of tests/fuzz/gen.py, run three times under plain NumPy and under run_cell
+Each seed is one program of tests/fuzz/gen.py (``--kind loops``: of tests/fuzz/loopgen.py, long loops), run three times under plain NumPy and under run_cell
 (first run; fresh inputs, a plan-cache replay where the cell is replayable; inputs mutated in place)
 and compared on everything the user can observe. Prints a summary per category and every deviation
 (minimized with --minimize); --json writes them all. Kernels compile into a fresh cache directory
@@ -30,7 +31,9 @@ os.environ.setdefault("JUPYTER_FUSE_STRICT", "1")
 os.environ.setdefault("JUPYTER_FUSE_COMPILE", "sync")
 os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR", tempfile.mkdtemp(prefix="jf-bench-fuzz-"))
 
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "fuzz"))  # (loopgen imports gen as its neighbour)
 from fuzz.gen import Deviation, check_program, generate, minimize  # noqa: E402
+from loopgen import generate_loop  # noqa: E402
 
 
 def main() -> int:
@@ -41,6 +44,8 @@ def main() -> int:
     ap.add_argument("--minimize", action="store_true", help="shrink each deviating program before printing it")
     ap.add_argument("--json", help="write every deviation to this file")
     ap.add_argument("--progress", type=int, default=500, help="print a progress line every N programs")
+    ap.add_argument("--kind", choices=["statements", "loops"], default="statements",
+                    help="gen.py's programs, or loopgen.py's long loops")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
 
@@ -48,7 +53,7 @@ def main() -> int:
     found: list[Deviation] = []
     runs = hits = raising = 0
     for i, seed in enumerate(range(args.seed, args.seed + args.n), 1):
-        prog = generate(seed)
+        prog = generate(seed) if args.kind == "statements" else generate_loop(seed)
         raising += prog.raises
         res = check_program(prog, args.backend)
         runs, hits = runs + res.runs, hits + res.hits
@@ -62,7 +67,7 @@ def main() -> int:
             print(f"{i} programs, {time.perf_counter() - t0:.0f} s, {len(found)} differences", flush=True)
 
     cats = collections.Counter(d.category for d in found)
-    print(f"\nbackend {args.backend}: {args.n} programs (seeds {args.seed}..{args.seed + args.n - 1}), {runs} runs "
+    print(f"\nbackend {args.backend}: {args.n} {'loop ' * (args.kind == 'loops')}programs (seeds {args.seed}..{args.seed + args.n - 1}), {runs} runs "
           f"({hits} plan-cache replays), {raising} programs end in NumPy's exception, "
           f"{time.perf_counter() - t0:.0f} s")
     for cat, n in sorted(cats.items()):

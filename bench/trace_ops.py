@@ -31,6 +31,10 @@ CELLS = {
     "element * window": "for i in range(N):\n    y = w[1, 1] * u[1:-1, 1:-1]\n",
     "sum": "for i in range(N):\n    s = x.sum()\n",
     "element update": "for i in range(N):\n    k = i % 60 + 1\n    u[k, 2] += 0.5 * (u[k - 1, 2] - u[k, 2])\n",
+    # a point-wise Gauss-Seidel/SOR sweep's statement pair (bench/realworld.py's sor_poisson)
+    "point-wise sweep": "for t in range(N):\n    i = t % 60 + 1\n    j = t // 60 % 60 + 1\n"
+                        "    g = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] + 0.01 * u[i, j])\n"
+                        "    u[i, j] += 1.5 * (g - u[i, j])\n",
 }
 
 

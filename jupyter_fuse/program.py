@@ -131,7 +131,7 @@ class Block:
     names: dict[Node, int] = field(default_factory=dict)  # instance node -> the variable holding it
     launches: list[tuple[dict, int]] = field(default_factory=list)  # (report entry, launches) per kernel
     steps: list[tuple] = field(default_factory=list)  # the tape's steps it holds, in order
-    handles: list[Any] = field(default_factory=list)  # the generators its draws call (``_GENERATORS``)
+    handles: list[Any] = field(default_factory=list)  # the generators its draws call (``GENERATORS``)
     exports: list[tuple[int, Any]] = field(default_factory=list)  # (return, key): returned whole to later blocks
     source: str = ""
     fn: Any = None
@@ -341,7 +341,7 @@ def _writes_c_ordered(tmpl: Any, leaves: list[Node], specs: list) -> bool:
 
 
 # the generators a running block's draws call (``Block.handles``): set by ``run_block``, as the replay binds them
-_GENERATORS: dict[Any, Any] = {}
+GENERATORS: dict[Any, Any] = {}
 
 
 def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node, tuple] | None:
@@ -405,7 +405,7 @@ def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node, tuple] | None
             return arrays[t[1]] if kind == "a" else target if kind == "t" else t[1].copy() if kind == "c" else t[1]
 
         def call(*arrays: np.ndarray) -> None:  # (in object mode: the operands' views, then the program's array)
-            f = func if type(func) is not tuple else getattr(_GENERATORS[func[1]], func[2])
+            f = func if type(func) is not tuple else getattr(GENERATORS[func[1]], func[2])
             target = None
             if mut is not None:
                 arrays[-1][...] = arrays[0]  # (the written array's storage, copied: then written through its view)
@@ -1022,14 +1022,14 @@ def run_block(blk: Block, values: dict, report: Any, resolve: Any) -> tuple:
             arr = arr.copy()
         args.append(arr)
     for h in blk.handles:
-        _GENERATORS[h] = values[h]
+        GENERATORS[h] = values[h]
     t0 = time.perf_counter()
     try:
         got = blk.fn(*args, *blk.params)
     finally:
         elapsed = time.perf_counter() - t0
         for h in blk.handles:
-            _GENERATORS.pop(h, None)
+            GENERATORS.pop(h, None)
     if not blk.called:  # the first call compiles the program (numba compiles at a first call)
         blk.called = True
         report.times["compile"] += elapsed

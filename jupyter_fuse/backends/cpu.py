@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import __version__, buffers, views
+from ..program import GENERATORS
 from . import compiler
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
@@ -406,11 +407,16 @@ def _warm(blk: Any) -> None:
     if sum((e.get("bytes_read", 0) + e.get("bytes_written", 0)) * n for e, n in blk.launches) > WARM_TRAFFIC:
         return
     args = [np.zeros(blk.vars[v][1], blk.vars[v][0]) for v, _ in blk.inputs]
+    for h in blk.handles:  # the draws a block makes call a generator of the cell's: here, one of our own
+        GENERATORS[h] = np.random.default_rng(0)  # (the user's is not touched: nothing advances it)
     try:
         with np.errstate(all="ignore"):
             blk.fn(*args, *blk.params)
     except Exception:  # noqa: BLE001 - the replay's first call compiles nothing more, it only costs more
         return
+    finally:
+        for h in blk.handles:
+            GENERATORS.pop(h, None)
     blk.called = True
     _WARMED.add(blk.fn)
 

@@ -190,9 +190,11 @@ class _Emitter:
         # scattered into the zeros the last iteration made) is that array until the carried names move on
         for (slot, _, size, _), name in zip(loop.history, history):
             self.lines.append(f"{pad}    {name}[_t{tag} * {size}:(_t{tag} + 1) * {size}] = {body[slot]}")
-        for slot, name in carried.items():
-            if body[slot] != name:  # (written in place: already there)
-                self.lines.append(f"{pad}    {name} = {body[slot]}")
+        # the carried names move on at once: one of them may be another's new value (buffers written in
+        # place and swapped, ``u, v = v, u``: one by one, the second would read the first's new value)
+        moves = [(name, body[slot]) for slot, name in carried.items() if body[slot] != name]  # (in place: there)
+        if moves:
+            self.lines.append(f"{pad}    {', '.join(m[0] for m in moves)} = {', '.join(m[1] for m in moves)}")
         return [carried[slot] for slot in loop.out_slots] + history
 
 

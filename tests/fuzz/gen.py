@@ -36,7 +36,7 @@ import random
 import re
 import traceback
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -819,7 +819,7 @@ def minimize(prog: Program, backend: str, category: str = "deviation") -> Progra
     while changed:
         changed = False
         for i in range(len(best.stmts)):
-            cand = Program(best.seed, best.inputs, best.stmts[:i] + best.stmts[i + 1:], best.raises)
+            cand = replace(best, stmts=best.stmts[:i] + best.stmts[i + 1:])  # (a subclass's setup kept)
             if cand.stmts and still(cand):
                 best, changed = cand, True
                 break
@@ -827,7 +827,7 @@ def minimize(prog: Program, backend: str, category: str = "deviation") -> Progra
             name = best.inputs[j].name
             if any(inp.of == name for inp in best.inputs) or re.search(rf"\b{name}\b", best.source):
                 continue
-            cand = Program(best.seed, best.inputs[:j] + best.inputs[j + 1:], best.stmts, best.raises)
+            cand = replace(best, inputs=best.inputs[:j] + best.inputs[j + 1:])
             if still(cand):
                 best, changed = cand, True
                 break

@@ -21,6 +21,7 @@ import jupyter_fuse
 # is found first once a test that imports bench's programs has run
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen  # noqa: E402
+import loopgen  # noqa: E402
 
 SCALE = float(os.environ.get("FUZZ_N", "1"))
 PROFILE = [("numpy", 150), ("cpu", 30), ("cupy-dry", 45)]  # about 1.5 minutes on 2 cores (kernels compiled cold)
@@ -33,6 +34,27 @@ def test_generated_programs_leave_what_numpy_leaves(backend, n):
     for seed in range(FIRST_SEED, FIRST_SEED + int(n * SCALE)):
         found += gen.check_program(gen.generate(seed), backend).real()
     assert not found, f"{len(found)} programs deviate; the first:\n\n" + "\n\n".join(map(str, found[:2]))
+
+
+LOOP_PROFILE = [("numpy", 40), ("cpu", 12), ("cupy-dry", 12)]  # (loops compile programs: fewer, longer)
+
+
+@pytest.mark.parametrize("backend,n", LOOP_PROFILE, ids=[b for b, _ in LOOP_PROFILE])
+def test_generated_loop_programs_leave_what_numpy_leaves(backend, n):
+    found = []
+    for seed in range(FIRST_SEED, FIRST_SEED + int(n * SCALE)):
+        found += gen.check_program(loopgen.generate_loop(seed), backend).real()
+    assert not found, f"{len(found)} loop programs deviate; the first:\n\n" + "\n\n".join(map(str, found[:2]))
+
+
+def test_the_loop_generator_covers_long_loops():
+    progs = [loopgen.generate_loop(seed) for seed in range(300)]
+    text = "\n".join(str(p) for p in progs)
+    assert str(loopgen.generate_loop(7)) == str(loopgen.generate_loop(7))
+    for feature in [r"for it in range\(200\)", r"while it <", r"u, v = v, u", r"break", r"def step", r"hist\.append",
+                    r"for j in range\(", r"np\.roll", r"g\[1:-1, 1:-1\]", r"c = c \* 0\.9", r"astype\(np\.int64\)",
+                    r"np\.asfortranarray"]:
+        assert re.search(feature, text), f"no generated loop program has {feature!r}"
 
 
 def test_the_generator_is_deterministic():

@@ -928,3 +928,16 @@ def test_a_named_tuple_read_from_outside_is_guarded_by_its_fields():
     twin.change(lambda ns: ns.__setitem__("prev", Pair(np.arange(4.0), 5)))  # an int field now
     r = twin.run(src)
     assert r.cache == "miss" and "prev" in r.miss_reasons[0], r.miss_reasons
+
+
+@pytest.mark.parametrize("src", [
+    "for it in range(20):\n    u[0] = v[3]\n    v[1:-1] = 0.25 * (u[:-2] + u[1:-1] + u[2:])\n    u, v = v, u\n",
+    "for it in range(20):\n    u[it % 8] = v[(it * 3) % 8]\n    v[1:-1] = 0.5 * (u[:-2] + u[2:])\n    u, v = v, u\n",
+    "for it in range(20):\n    u[1:] += v[:-1]\n    v[:-1] -= 0.5 * u[1:]\n    u, v, w = v, w, u\n",
+])
+def test_buffers_written_in_place_and_swapped_move_on_at_once_in_a_compiled_loop(src, monkeypatch):  # (loopgen: seed 3)
+    """Each step writes both arrays in place and swaps them: the rolled loop's carried names move on at once
+    (``a, b = b, a``); one by one, the second read the first's new value and both held one array."""
+    inputs = {"u": np.linspace(0.0, 1.0, 8), "v": np.linspace(1.0, 2.0, 8) ** 2, "w": np.linspace(-1.0, 0.0, 8)}
+    for rep in _compiled_replays(src, inputs, monkeypatch):
+        assert "iterations of" in rep.program, rep.program

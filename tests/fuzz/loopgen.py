@@ -1,0 +1,179 @@
+"""Loop programs drawn at random: the time-stepping, sweeping and residual-checking cells people bring.
+
+``gen.py`` draws single statements, and loops of one to three steps: its programs never run long enough
+for what a real loop meets. These do: slice stencils with buffers swapped each step, boundary rows set,
+arrays rebound, element sweeps in nested loops, a ``float()`` of a residual every step (sometimes a
+``break`` on it), helper functions defined in the cell, coefficients that change each step, prints every
+few steps, untraced calls (``np.roll``) inside the loop. Run three times as ``gen.check_program`` runs
+every program (first run; fresh inputs, a replay; inputs mutated in place), they exercise what only long
+loops reach: a replay compiled as one program with its steps rolled back into a loop (``program.py``),
+the graph flushed at its bound mid-loop (``session.BOUND``), plans shared between chunks.
+
+The values are smooth (uniform on [0, 1), scaled), so that a loop keeps finite values for NumPy to be
+compared with; the ops are exact ones (+ - * /, sqrt, comparisons, min/max, sums) where NumPy and a
+kernel agree to the bit. ``generate_loop(seed)`` returns a ``gen.Program``: the comparison, the
+minimizer and ``bench/fuzz.py --kind loops`` take it as they take the others.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import gen
+
+DTYPES = ["float64"] * 6 + ["float32"] * 2 + ["int64"]
+
+
+@dataclass
+class LoopProgram(gen.Program):
+    """Its inputs' values are smooth, drawn by NumPy's generator from the seed (not gen's special values)."""
+
+    def setup(self, data_seed: int) -> str:
+        lines = [f"rng = np.random.default_rng({self.seed * 7919 + data_seed})"]
+        for inp in self.inputs:
+            if inp.kind == "pyscalar":
+                lines.append(f"{inp.name} = {round(random.Random(self.seed + data_seed).uniform(0.1, 0.4), 3)}")
+                continue
+            scale = 4 if inp.dtype == "int64" else 1
+            lines.append(f"{inp.name} = (rng.random({inp.shape}) * {scale}).astype(np.{inp.dtype})")
+            if inp.layout == "F":
+                lines[-1] = f"{inp.name} = np.asfortranarray((rng.random({inp.shape}) * {scale}).astype(np.{inp.dtype}))"
+        lines.append("del rng")
+        return "\n".join(lines)
+
+
+class _Body:
+    """Draws the statements of one loop body over 1-D arrays ``u``, ``v`` and a 2-D ``g``."""
+
+    def __init__(self, rng: random.Random, n: int, ints: bool) -> None:
+        self.r, self.n, self.ints = rng, n, ints
+        self.prologue: list[str] = []
+        self.steps: list[str] = []
+
+    def c(self) -> str:
+        return self.r.choice(["0.5", "0.25", "c", "0.1", "c * 0.5"]) if not self.ints else self.r.choice(["2", "3", "1"])
+
+    def once(self, line: str) -> None:
+        if line not in self.prologue:
+            self.prologue.append(line)
+
+    def stencil(self) -> str:
+        r, c = self.r, self.c()
+        if self.ints:
+            return r.choice(["u[1:-1] = u[1:-1] + (u[:-2] - u[2:]) // 2", "u[1:] += u[:-1] % 3", "u = u * 3 % 7 + v"])
+        return r.choice([
+            f"u[1:-1] = u[1:-1] + {c} * (u[:-2] - 2 * u[1:-1] + u[2:])",
+            f"v[1:-1] = {c} * (u[:-2] + u[1:-1] + u[2:])\n    u, v = v, u",
+            f"v[1:-1] = u[1:-1] + {c} * (u[2:] - u[:-2])\n    u[:] = v",
+            f"u[1:] = u[1:] - {c} * (u[1:] - u[:-1])",
+            f"u[1:-1] += {c} * (v[2:] - v[:-2])",
+            "g[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])",
+            f"h = g.copy()\n    g[1:-1, 1:-1] = h[1:-1, 1:-1] + {c} * (h[2:, 1:-1] - 2 * h[1:-1, 1:-1] + h[:-2, 1:-1])",
+        ])
+
+    def update(self) -> str:
+        r, c = self.r, self.c()
+        if self.ints:
+            return r.choice(["u += v", "u *= 2", "v = u - v", "u[it % n] += 1", "u = np.minimum(u, 50)", "u -= u.min()"])
+        return r.choice([
+            f"u = u * {c} + {r.choice(['1.0', '0.5', 'v'])}", f"u *= {c}", f"u += {c} * v", "v = u - v",
+            "u -= u.mean()", f"u = np.clip(u, -{r.choice(['1', '2.5'])}, {r.choice(['1', '3'])})",
+            f"u = np.where(u > 0.5, u, {c} * u)", "u = np.sqrt(np.abs(u)) + v", f"u /= u.max() + {c}",
+            f"g *= {c}", "g[:, 0] = g[:, 1]", f"g[it % g.shape[0], :] -= {c} * g[(it + 1) % g.shape[0], :]",
+            "g[:, -1] = u[:g.shape[0]].sum()",
+        ])
+
+    def boundary(self) -> str:
+        return self.r.choice(["u[0] = u[1]", "u[-1] = 0", "u[0] = u[-1] = 1", "g[0, :] = g[1, :]", "g[-1, :] = 0",
+                              "v[0] = v[-1]"])
+
+    def element(self) -> str:
+        r, c = self.r, self.c()
+        if r.random() < 0.5 and not self.ints:
+            return (f"for j in range(1, n - 1):\n        u[j] = {r.choice(['0.5', c])} * (u[j - 1] + u[j + 1])"
+                    if r.random() < 0.5 else f"for j in range(n):\n        v[j] = v[j] * {c} + u[j]")
+        return r.choice([f"u[it % n] += {c} * u[(it + 1) % n]" if not self.ints else "u[it % n] += u[(it + 1) % n] % 5",
+                         "u[it % n] = v[(it * 3) % n]", "k = int(u.argmax())\n    u[k] = u[k] - 1"])
+
+    def sync(self) -> str:
+        r = self.r
+        which = r.random()
+        if which < 0.3:
+            self.once("hist = []")
+            return r.choice(["hist.append(float(np.abs(u - v).max()))", "hist.append(float(u.sum()))",
+                             "hist.append(float(u[0]))"])
+        if which < 0.55:
+            self.once("s = 0.0")
+            return r.choice(["s = s + float(u.sum())", "s += float(u @ v)" if not self.ints else "s += int(u.sum())"])
+        if which < 0.7:
+            return f"if it % {r.choice([2, 3, 5])} == 0:\n        print(it, {r.choice(['u[0]', 'float(u.max())', 'u.sum()'])})"
+        if which < 0.85:
+            return f"if float(u.max()) > {r.choice(['0.7', '2.0', '100'])}:\n        u = u * 0.5"
+        self.once("res = 1.0")
+        return f"res = float(np.abs(u - v).sum())\n    if res < {r.choice(['0.01', '1e-9', '0.5'])}:\n        break"
+
+    def function(self) -> str:
+        r, c = self.r, self.c()
+        kind = r.random()
+        if kind < 0.4:
+            self.once("def step(a, k):\n    a[1:-1] += k * (a[:-2] - a[1:-1])\n    return a")
+            return f"u = step(u, {c})" if not self.ints else "u = step(u, 2)"
+        if kind < 0.7:
+            self.once("def f(a, b):\n    return a * 0.5 + b" if not self.ints else "def f(a, b):\n    return a // 2 + b")
+            return r.choice(["u = f(u, v)", "v = f(v, u[0])"])
+        self.once("def norm(a):\n    return float(np.sqrt((a * a).sum()))")
+        return "t = norm(u)" if self.ints else f"c = {c} / (1 + norm(u))"  # (``c``: an input, see generate_loop)
+
+    def alias(self) -> str:
+        r = self.r
+        if r.random() < 0.2:  # a helper that writes its argument (a CFD course's boundary and relax steps)
+            body = "a[1:-1] = 0.5 * (b[:-2] + b[2:])" if not self.ints else "a[1:-1] = (b[:-2] + b[2:]) // 2"
+            self.once(f"def relax(a, b):\n    {body}")
+            return r.choice(["relax(v, u)", "relax(u, w)"])
+        return r.choice(["u, v, w = v, w, u", "v = u", "u = v.copy()", "w[:] = u", "v[:] = w[::-1]",
+                         "m = u.max()\n    u = u / (m + 1)" if not self.ints else "m = u.max()\n    u = u // (m + 1)"])
+
+    def untraced(self) -> str:
+        return self.r.choice(["u = np.roll(u, 1)", "v = np.cumsum(v) / (it + 1)" if not self.ints else "v = np.cumsum(v) % 9",
+                              "u = np.sort(u)"])
+
+    def coefficient(self) -> str:
+        return self.r.choice(["c = c * 0.9", "c = 0.1 + 0.01 * it", "c = float(c * 0.99)"]) if not self.ints else "u += it"
+
+    def draw(self) -> str:
+        r = self.r
+        pick = r.random()
+        for bound, kind in ((0.27, self.stencil), (0.45, self.update), (0.53, self.boundary), (0.62, self.element),
+                            (0.74, self.sync), (0.82, self.function), (0.86, self.coefficient), (0.95, self.alias),
+                            (1.0, self.untraced)):
+            if pick < bound:
+                return kind()
+        return self.update()
+
+
+def generate_loop(seed: int) -> LoopProgram:
+    """One random loop program; the same seed gives the same program."""
+    r = random.Random(seed)
+    dtype = r.choice(DTYPES)
+    n = r.choice([1, 2, 5, 8, 16, 33])
+    m = r.choice([3, 4, 6])
+    inputs = [gen.Input("u", "array", dtype, (n,)), gen.Input("v", "array", dtype, (n,)),
+              gen.Input("w", "array", dtype, (n,)),
+              gen.Input("g", "array", dtype, (m, m), r.choice(["C", "C", "F"])), gen.Input("c", "pyscalar", "float64")]
+    body = _Body(r, n, dtype == "int64")
+    steps = [body.draw() for _ in range(r.randint(1, 5))]
+    top = r.random()
+    if top < 0.15:  # an inner loop of iterations each step (a pressure solve in a time step)
+        inner = [body.draw() for _ in range(r.randint(1, 3))]
+        steps = [f"for q in range({r.choice([2, 5, 12])}):\n" + "\n".join("        " + s.replace("\n", "\n    ")
+                                                                          for s in inner)] + steps
+    if top < 0.75:
+        loop = f"for it in range({r.choice([3, 8, 20, 40, 90, 200])}):"
+    else:
+        loop = f"it = 0\nwhile it < {r.choice([5, 30, 120])}:"
+        steps.append("it += 1")
+    text = loop + "\n" + "\n".join("    " + s for s in steps)
+    stmts = [f"n = {n}"] + body.prologue + [text]
+    stmts.append(r.choice(["total = float(u.sum()) + float(g.sum())", "out = u + v", "w = g.T @ g", "print(u[:3], g[0])"]))
+    return LoopProgram(seed, inputs, stmts, replayable=True)
