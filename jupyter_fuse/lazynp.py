@@ -61,16 +61,18 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     lazies: list[LazyArray] = []
     _collect(args, lazies)
     _collect(kwargs, lazies)
-    real_target, mut = None, None
-    if isinstance(target, LazyArray):
-        real_target, src, storage_node = target._writable_real()
-        mut = (src, storage_node, target._chain)
     others = [lz for lz in {id(lz): lz for lz in lazies}.values() if lz is not target]
     if not quiet:
         s.record_fallback(what, reason)
     bufs = list({id(lz._buf): lz._buf for lz in others}.values())
     nodes = [lz._current() for lz in others]
+    # what the call reads is computed before its target moves to fresh storage: a replay makes that copy in
+    # the call's own step, after this (`a[::-1] **= a` read the copy, which a replay had not made yet)
     values = s.evaluate(nodes + [b.node for b in bufs])
+    real_target, mut = None, None
+    if isinstance(target, LazyArray):
+        real_target, src, storage_node = target._writable_real()
+        mut = (src, storage_node, target._chain)
     cause = f"fallback to NumPy: {what} needs its arguments on the host"
     storages = [s.to_host(v, cause, lazy=next((lz for lz in others if lz._buf is b), None), fallback=what)
                 for b, v in zip(bufs, values[len(others):])]  # first: views of them derive from them

@@ -24,27 +24,19 @@ import gen  # noqa: E402
 import loopgen  # noqa: E402
 
 SCALE = float(os.environ.get("FUZZ_N", "1"))
-PROFILE = [("numpy", 150), ("cpu", 30), ("cupy-dry", 45)]  # about 1.5 minutes on 2 cores (kernels compiled cold)
+# about 1.5 minutes on 2 cores (kernels compiled cold); loop programs compile programs: fewer, longer
+PROFILE = [("statements", "numpy", 150), ("statements", "cpu", 30), ("statements", "cupy-dry", 45),
+           ("loops", "numpy", 40), ("loops", "cpu", 12), ("loops", "cupy-dry", 12)]
+GENERATORS = {"statements": gen.generate, "loops": loopgen.generate_loop}
 FIRST_SEED = 1_000_000  # the long runs of bench/fuzz.py start at 0: these seeds are the CI's own
 
 
-@pytest.mark.parametrize("backend,n", PROFILE, ids=[b for b, _ in PROFILE])
-def test_generated_programs_leave_what_numpy_leaves(backend, n):
+@pytest.mark.parametrize("kind,backend,n", PROFILE, ids=[f"{k}-{b}" for k, b, _ in PROFILE])
+def test_generated_programs_leave_what_numpy_leaves(kind, backend, n):
     found = []
     for seed in range(FIRST_SEED, FIRST_SEED + int(n * SCALE)):
-        found += gen.check_program(gen.generate(seed), backend).real()
-    assert not found, f"{len(found)} programs deviate; the first:\n\n" + "\n\n".join(map(str, found[:2]))
-
-
-LOOP_PROFILE = [("numpy", 40), ("cpu", 12), ("cupy-dry", 12)]  # (loops compile programs: fewer, longer)
-
-
-@pytest.mark.parametrize("backend,n", LOOP_PROFILE, ids=[b for b, _ in LOOP_PROFILE])
-def test_generated_loop_programs_leave_what_numpy_leaves(backend, n):
-    found = []
-    for seed in range(FIRST_SEED, FIRST_SEED + int(n * SCALE)):
-        found += gen.check_program(loopgen.generate_loop(seed), backend).real()
-    assert not found, f"{len(found)} loop programs deviate; the first:\n\n" + "\n\n".join(map(str, found[:2]))
+        found += gen.check_program(GENERATORS[kind](seed), backend).real()
+    assert not found, f"{len(found)} {kind} programs deviate; the first:\n\n" + "\n\n".join(map(str, found[:2]))
 
 
 def test_the_loop_generator_covers_long_loops():

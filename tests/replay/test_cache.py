@@ -941,3 +941,16 @@ def test_buffers_written_in_place_and_swapped_move_on_at_once_in_a_compiled_loop
     inputs = {"u": np.linspace(0.0, 1.0, 8), "v": np.linspace(1.0, 2.0, 8) ** 2, "w": np.linspace(-1.0, 0.0, 8)}
     for rep in _compiled_replays(src, inputs, monkeypatch):
         assert "iterations of" in rep.program, rep.program
+
+
+@pytest.mark.parametrize("src", ["a[::-1] **= a", "np.power(a, a, out=a[::-1])", "a[1:] **= a[:-1]\nb = a * 2",
+                                 "np.clip(a, 1, 3, out=a[::-1])\nc = a + 1"])
+def test_a_call_outside_the_trace_writing_a_view_of_what_it_reads_replays(src):  # (generator: seed 626)
+    """An eager call writing into a view of an array it also reads: what it reads was computed after the
+    array moved to fresh storage, so the replay's first step read a copy its call step had not made yet
+    (KeyError, traced again on every run)."""
+    twin = Twin(lambda: {"np": np, "a": np.arange(1, 5, dtype=np.uint8)[::-1]})  # (a view: read through a view node)
+    assert twin.run(src).cache == "miss"
+    for value in (2, 3):
+        twin.change(lambda ns: ns["a"].__setitem__(Ellipsis, np.arange(value, value + 4)))
+        assert twin.run(src).cache == "hit", twin.reports[-1].miss_reasons
