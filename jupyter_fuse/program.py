@@ -888,7 +888,10 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             if b[0] == "prev":
                 if a[0] != "ext":
                     return None
-                carried[(b[1], b[2])] = ext(a[1])
+                # every read of a carried value starts from one value: a step that wrote `u` whole with `v`
+                # (`u[:] = v`) reads `v`'s value through both names from then on, not at the first step
+                if carried.setdefault((b[1], b[2]), ext(a[1])) != index[a[1]]:
+                    return None
             elif a != b:
                 return None
     body_forms = [[("each", tuple(ext(v) for v in each[(j, pos)])) if (j, pos) in each else

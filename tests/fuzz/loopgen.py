@@ -134,6 +134,40 @@ class _Body:
         return r.choice(["u, v, w = v, w, u", "v = u", "u = v.copy()", "w[:] = u", "v[:] = w[::-1]",
                          "m = u.max()\n    u = u / (m + 1)" if not self.ints else "m = u.max()\n    u = u // (m + 1)"])
 
+    def kept(self) -> str:
+        """Values kept per step: a list of arrays, an array written at the step's row, a row of ``g``."""
+        r = self.r
+        pick = r.random()
+        if pick < 0.35:
+            self.once("snaps = []")
+            return r.choice(["snaps.append(u.copy())", "snaps.append(u[:2] * 1)", "snaps.append(u.sum())"])
+        if pick < 0.7:
+            self.once("trail = np.zeros(400)")
+            return r.choice(["trail[it] = u[0]", "trail[it] = u.max() - u.min()", "trail[it % 7] += u[-1]"])
+        return r.choice(["g[it % g.shape[0]] = u[:g.shape[0]] if n >= g.shape[0] else 0", "g[:, it % g.shape[1]] *= 0.5"])
+
+    def sweep(self) -> str:
+        """Row or column sweeps (ADI, a tridiagonal solve's forward pass): an inner loop over one axis."""
+        c = self.c() if not self.ints else "1"
+        return self.r.choice([
+            f"for i in range(1, g.shape[0]):\n        g[i, :] = g[i, :] - {c} * g[i - 1, :]",
+            f"for j in range(1, g.shape[1] - 1):\n        g[1:-1, j] = 0.5 * (g[1:-1, j - 1] + g[1:-1, j + 1])"
+            if not self.ints else "for j in range(1, g.shape[1]):\n        g[:, j] += g[:, j - 1] % 3",
+            "for i in range(g.shape[0] - 2, -1, -1):\n        g[i] -= g[i + 1] * 0.5" if not self.ints
+            else "for i in range(g.shape[0] - 2, -1, -1):\n        g[i] -= g[i + 1] // 2",
+        ])
+
+    def draw_random(self) -> str:
+        """Draws from a generator the cell seeds (the replay draws as the cell would)."""
+        self.once("rs = np.random.default_rng(5)")
+        return self.r.choice(["u = u + 0.01 * rs.standard_normal(n)" if not self.ints else "u = u + rs.integers(0, 3, n)",
+                              "v[rs.integers(0, n)] = 0", "u *= rs.random()" if not self.ints else "u += rs.integers(0, 2)"])
+
+    def branch(self) -> str:
+        c = self.c()
+        return self.r.choice([f"if it % 2:\n        u, v = v, u\n    else:\n        u = u * {c}",
+                              f"if it == 3:\n        v = v * {c}\n    elif it % 4 == 1:\n        u[0] = v[-1]"])
+
     def untraced(self) -> str:
         return self.r.choice(["u = np.roll(u, 1)", "v = np.cumsum(v) / (it + 1)" if not self.ints else "v = np.cumsum(v) % 9",
                               "u = np.sort(u)"])
@@ -144,8 +178,9 @@ class _Body:
     def draw(self) -> str:
         r = self.r
         pick = r.random()
-        for bound, kind in ((0.27, self.stencil), (0.45, self.update), (0.53, self.boundary), (0.62, self.element),
-                            (0.74, self.sync), (0.82, self.function), (0.86, self.coefficient), (0.95, self.alias),
+        for bound, kind in ((0.22, self.stencil), (0.37, self.update), (0.43, self.boundary), (0.5, self.element),
+                            (0.6, self.sync), (0.67, self.function), (0.7, self.coefficient), (0.77, self.alias),
+                            (0.83, self.kept), (0.89, self.sweep), (0.93, self.draw_random), (0.97, self.branch),
                             (1.0, self.untraced)):
             if pick < bound:
                 return kind()

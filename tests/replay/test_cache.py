@@ -954,3 +954,21 @@ def test_a_call_outside_the_trace_writing_a_view_of_what_it_reads_replays(src): 
     for value in (2, 3):
         twin.change(lambda ns: ns["a"].__setitem__(Ellipsis, np.arange(value, value + 4)))
         assert twin.run(src).cache == "hit", twin.reports[-1].miss_reasons
+
+
+@pytest.mark.parametrize("src", [
+    "for it in range(40):\n    u[1:-1] = u[1:-1] + 0.25 * (u[:-2] - 2 * u[1:-1] + u[2:])\n"
+    "    v[1:-1] = u[1:-1] + 0.15 * (u[2:] - u[:-2])\n    u[:] = v\n",
+    "for it in range(30):\n    u[1:] = u[1:] - 0.5 * u[:-1]\n    v[:-1] = v[:-1] + u[1:]\n    u[:] = v\n",
+])
+def test_a_loop_that_writes_one_array_whole_with_another_rolls_up_from_its_second_step(src):  # (loopgen: seed 3082)
+    """`u[:] = v` makes `u` hold `v`'s value: from the second step on both names read one carried value, which
+    the first step read as two inputs. Rolled from the first step, the loop started that value from `v` alone
+    and never read `u`: a compiled replay left other values than NumPy."""
+    twin = Twin(lambda: {"np": np, "u": np.linspace(0.0, 1.0, 33) ** 2, "v": np.linspace(1.0, 0.0, 33)}, backend="cpu")
+    twin.run(src)
+    for k in range(2):
+        twin.change(lambda ns: (ns["u"].__setitem__(slice(None), np.cos(np.arange(33.0) + k)),
+                                ns["v"].__setitem__(slice(None), np.sin(np.arange(33.0) * k))))
+        r = twin.run(src)
+        assert r.cache == "hit" and "iterations of" in r.program, (r.program, r.program_note, r.miss_reasons)
