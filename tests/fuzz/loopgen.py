@@ -208,7 +208,20 @@ def generate_loop(seed: int) -> LoopProgram:
     else:
         loop = f"it = 0\nwhile it < {r.choice([5, 30, 120])}:"
         steps.append("it += 1")
+    if r.random() < 0.1 and loop.startswith("for"):  # a step skipped
+        steps.insert(r.randrange(len(steps) + 1), f"if it % {r.choice([3, 4])} == 2:\n        continue")
     text = loop + "\n" + "\n".join("    " + s for s in steps)
-    stmts = [f"n = {n}"] + body.prologue + [text]
-    stmts.append(r.choice(["total = float(u.sum()) + float(g.sum())", "out = u + v", "w = g.T @ g", "print(u[:3], g[0])"]))
+    loops = [text]
+    if r.random() < 0.2:  # a second loop, reading what the first left (and what it kept per step)
+        second = [body.draw() for _ in range(r.randint(1, 2))]
+        loops.append(f"for it in range({r.choice([4, 30, 60])}):\n" + "\n".join("    " + s for s in second))
+    stmts = [f"n = {n}"] + body.prologue + loops
+    ends = ["total = float(u.sum()) + float(g.sum())", "out = u + v", "w = g.T @ g", "print(u[:3], g[0])"]
+    if "snaps = []" in body.prologue:
+        ends += ["S = np.array(snaps)", "S = np.array(snaps[-3:]) * 2", "last = snaps[len(snaps) // 2]"]
+    if "trail = np.zeros(400)" in body.prologue:
+        ends += ["m = trail[:5].copy()", "m = float(trail.sum())"]
+    if "hist = []" in body.prologue:
+        ends += ["h = np.array(hist)", "h = hist[-1] if hist else 0.0"]
+    stmts.append(r.choice(ends))
     return LoopProgram(seed, inputs, stmts, replayable=True)
