@@ -146,8 +146,10 @@ def matmul_batch_order(batch: tuple[int, ...], operands: list[np.ndarray]) -> tu
     (their matrix axes are the inner loop's, and the output's come last, C-ordered)."""
     if len(batch) < 2 or 0 in batch:
         return None
-    parts = [g[(Ellipsis, 0, 0)] for g in operands if g.ndim > 2]
-    return _nditer_order(batch, [_broadcast_strides(g, batch) for g in parts]) if parts else None
+    # (each operand's batch part: its strides there, read without indexing it: a matrix axis may be empty)
+    parts = [_broadcast_strides(np.lib.stride_tricks.as_strided(g, g.shape[:-2], g.strides[:-2]), batch)
+             for g in operands if g.ndim > 2]
+    return _nditer_order(batch, parts) if parts else None
 
 
 def like_order(g: np.ndarray) -> tuple[int, ...] | None:

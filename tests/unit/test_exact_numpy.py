@@ -861,7 +861,7 @@ def test_a_cuda_float_cast_to_ints_is_x86s(source):
 
 @pytest.mark.parametrize("opts", BACKENDS)
 @cases("r = v.T @ v", "r = t @ f; u = r.reshape(-1); u[0] = 100", "r = np.matmul(t, m)", "r = t @ f[:, :1]",
-       "r = v.T @ v[0]", "r = m @ t @ m")
+       "r = v.T @ v[0]", "r = m @ t @ m", "r = t[:, :, :0] @ t", "r = t @ t[..., :0]", "r = t @ np.ones((2, 0))")
 def test_a_batched_matmul_keeps_numpys_memory_order(source, opts):  # (generator: seed 811902)
     """NumPy's loop over matmul's batch axes follows the operands' memory (a gufunc's iterator, order='K'):
     transposed batches give a result whose batch strides are not C's; its matrix axes stay last."""
