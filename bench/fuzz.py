@@ -31,8 +31,8 @@ os.environ.setdefault("JUPYTER_FUSE_STRICT", "1")
 os.environ.setdefault("JUPYTER_FUSE_COMPILE", "sync")
 os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR", tempfile.mkdtemp(prefix="jf-bench-fuzz-"))
 
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "fuzz"))  # (loopgen imports gen as its neighbour)
-from fuzz.gen import Deviation, check_program, generate, minimize  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "fuzz"))  # (gen and loopgen as the tests import them: once)
+from gen import Deviation, check_program, generate, minimize  # noqa: E402
 from loopgen import generate_loop  # noqa: E402
 
 

@@ -37,10 +37,10 @@ PLAIN_OVERHEAD = 0.5  # the share of a replay's time outside kernels that makes 
 PLAIN_MARGIN = 1.25
 PLAIN_DRIFT = 4.0
 # A replay that no compiled program will speed up (none pays, its build refused it, or it leaves most
-# launches to Python) is judged from its
-# first replay already: a pixel-at-a-time loop then runs as NumPy from its third run, not its fourth. A
-# first replay loads its kernels (1.5-2x a settled one's time, bench/realworld.py's loops): it counts
-# as FIRST_REPLAY_MARGIN times slower than it was, and a replay kept so is judged again when settled.
+# launches to Python) is judged from its first replay already: a pixel-at-a-time loop then runs as NumPy
+# from its third run, not its fourth. A first replay loads its kernels (1.5-2x a settled one's time,
+# bench/realworld.py's loops): it counts as FIRST_REPLAY_MARGIN times slower than it was, and a replay
+# kept so is judged again when settled.
 FIRST_REPLAY_MARGIN = 2.5
 
 
@@ -176,12 +176,14 @@ def _suspect(key: tuple, report: Report, warm: bool, first: Any = None) -> None:
     if total <= max(PLAIN_MIN, NUMPY_OP * report.ops) or not (warm or first is not None):  # (cheap tests first)
         return
     st = PLAN_CACHE.stats.get(key)
-    if st is None or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
-        return
+    if st is None or "numpy_time" in st and not (warm and st.get("provisional")) \
+            or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
+        return  # (decided: a replay kept on its first replay's time alone is judged again, settled)
     if time_shares(vars(report)).get("overhead", 0.0) <= PLAIN_OVERHEAD:
         return
-    if "numpy_time" in st:  # timed already: a replay kept on its first replay's time is judged now, settled
-        if warm and st.pop("provisional", False) and not compiler.pending() and total > PLAIN_MARGIN * st["numpy_time"]:
+    if "numpy_time" in st:
+        del st["provisional"]
+        if not compiler.pending() and total > PLAIN_MARGIN * st["numpy_time"]:
             st["plain"], st["replay_time"], st["fused"] = True, total, "replay"
         return
     if first is not None:
@@ -197,14 +199,19 @@ def _runs_plain(key: tuple) -> bool:
     if st is None:
         return False
     if "first_replay" in st and "replay_time" not in st and "numpy_time" not in st:
-        total, launches, entry = st["first_replay"]
-        job = entry.program_jobs[0] if entry.program_jobs else None
-        if (job is None or job.done.is_set()) and (not entry.program or 2 * entry.program.loose_launches >= launches):
-            # no compiled program will run it (none pays, or its build refused it), or one that still launches
-            # most kernels one by one: judged by its first replay
-            del st["first_replay"]
-            st["replay_time"], st["replay_launches"], st["fused"], st["provisional"] = total, launches, "first replay", True
+        _judge_first_replay(st)
     return "replay_time" in st and "numpy_time" not in st or st.get("plain", False)
+
+
+def _judge_first_replay(st: dict) -> None:
+    """A first replay kept in view (``_suspect``) becomes the replay this run is timed against, once its
+    program is known not to run it: none pays, its build refused it, or it still launches most kernels one
+    by one (``FIRST_REPLAY_MARGIN``)."""
+    total, launches, entry = st["first_replay"]
+    job = entry.program_jobs[0] if entry.program_jobs else None
+    if (job is None or job.done.is_set()) and (not entry.program or 2 * entry.program.loose_launches >= launches):
+        del st["first_replay"]
+        st["replay_time"], st["replay_launches"], st["fused"], st["provisional"] = total, launches, "first replay", True
 
 
 def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: dict, filename: str | None) -> Report:

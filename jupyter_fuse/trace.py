@@ -527,8 +527,9 @@ def matmul(a: Any, b: Any) -> "LazyArray":
     core = (sa[-2:-1] if len(sa) > 1 else ()) + (sb[-1:] if len(sb) > 1 else ())
     axes = views.matmul_batch_order(batch, [a._ghost(), b._ghost()]) if len(batch) > 1 else None
     if axes is not None:  # NumPy's loop over the batch axes follows the operands' memory: computed along
-        # that order, seen through a transpose (the matrix axes stay last)
-        a, b = (_along_batch(x, batch, axes) for x in (a, b))
+        # that order, seen through a transpose (the matrix axes stay last; a vector has no batch axes)
+        inner = axes + (len(batch), len(batch) + 1)
+        a, b = (x if x.ndim < 2 else _along(x, batch + x.shape[-2:], inner) for x in (a, b))
         batch = tuple(batch[d] for d in axes)
     shape = batch + core
     node = session().bind("matmul", (a._current(), b._current()), (), np.asarray(r).dtype, shape)
@@ -536,16 +537,6 @@ def matmul(a: Any, b: Any) -> "LazyArray":
     if axes is None:
         return out
     return out._view("transpose", views.inverse(axes) + tuple(range(len(axes), len(shape))))
-
-
-def _along_batch(x: "LazyArray", batch: tuple[int, ...], axes: tuple[int, ...]) -> "LazyArray":
-    """A matmul operand's batch axes broadcast to ``batch`` and put in the order ``axes`` (a vector has none)."""
-    if x.ndim < 2:
-        return x
-    full = batch + x.shape[-2:]
-    if x.shape != full:
-        x = x._view("broadcast", full, writeable=False)
-    return x._view("transpose", axes + (len(batch), len(batch) + 1))
 
 
 def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":

@@ -35,10 +35,8 @@ class LoopProgram(gen.Program):
             if inp.kind == "pyscalar":
                 lines.append(f"{inp.name} = {round(random.Random(self.seed + data_seed).uniform(0.1, 0.4), 3)}")
                 continue
-            scale = 4 if inp.dtype == "int64" else 1
-            lines.append(f"{inp.name} = (rng.random({inp.shape}) * {scale}).astype(np.{inp.dtype})")
-            if inp.layout == "F":
-                lines[-1] = f"{inp.name} = np.asfortranarray((rng.random({inp.shape}) * {scale}).astype(np.{inp.dtype}))"
+            value = f"(rng.random({inp.shape}) * {4 if inp.dtype == 'int64' else 1}).astype(np.{inp.dtype})"
+            lines.append(f"{inp.name} = " + (f"np.asfortranarray({value})" if inp.layout == "F" else value))
         lines.append("del rng")
         return "\n".join(lines)
 
