@@ -182,9 +182,10 @@ def _suspect(key: tuple, report: Report, warm: bool, first: Any = None) -> None:
     if time_shares(vars(report)).get("overhead", 0.0) <= PLAIN_OVERHEAD:
         return
     if "numpy_time" in st:
-        del st["provisional"]
-        if not compiler.pending() and total > PLAIN_MARGIN * st["numpy_time"]:
-            st["plain"], st["replay_time"], st["fused"] = True, total, "replay"
+        if not compiler.pending():  # (a compile still running: judged at a later replay)
+            del st["provisional"]
+            if total > PLAIN_MARGIN * st["numpy_time"]:
+                st["plain"], st["replay_time"], st["fused"] = True, total, "replay"
         return
     if first is not None:
         if not report._meanwhile:  # (a kernel still compiling ran on NumPy: nothing to judge by)

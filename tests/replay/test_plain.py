@@ -181,3 +181,17 @@ def test_a_program_that_leaves_most_launches_to_python_does_not_wait_for_a_settl
             assert ("replay_time" in PLAN_CACHE.stats[key]) is judged
         finally:
             del PLAN_CACHE.stats[key]
+
+
+def test_a_replay_kept_on_its_first_replays_time_waits_for_compiles_to_be_judged(suspicious, monkeypatch):
+    """A settled replay judges a provisional verdict only with nothing compiling (the replay's time would
+    include a compile's share of the GIL); until then the verdict stays open, not dropped."""
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    monkeypatch.setattr(runner, "FIRST_REPLAY_MARGIN", float("inf"))
+    twin = Twin(_small, backend="cpu")
+    states = [twin.run(DITHER).cache for _ in range(3)]
+    monkeypatch.setattr(runner.compiler, "pending", lambda: 1)  # (another cell's kernel compiling)
+    states.append(twin.run(DITHER).cache)
+    monkeypatch.setattr(runner.compiler, "pending", lambda: 0)
+    states += [twin.run(DITHER).cache for _ in range(2)]
+    assert states == ["miss", "hit", "numpy", "hit", "hit", "numpy"], states
