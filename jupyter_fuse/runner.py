@@ -23,17 +23,19 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # Fusion does not pay everywhere: a loop of scalar Python (a pixel at a time, a branch on each value)
 # replays as thousands of tiny kernels and syncs, each costing microseconds of launching where NumPy's
-# call costs one. Once such a cell's replay is settled (nothing of it still compiling) and most of its
-# time went outside kernels, the next run is plain NumPy, timed; when NumPy was PLAIN_MARGIN times
-# faster, the cell runs as plain NumPy from then on (its report says why), until a run of it takes
-# PLAIN_DRIFT times longer than that (its inputs grew: fusion may pay now, and is tried again).
+# call costs one; and NumPy's own vector code for `exp`, `tanh`, `power` (AVX-512 CPUs) outruns a
+# kernel calling the C library's for each element. Once a cell's replay is settled (nothing of it still
+# compiling), the next run is plain NumPy, timed; when NumPy was PLAIN_MARGIN times faster, the cell
+# runs as plain NumPy from then on (its report says why), until a run of it takes PLAIN_DRIFT times
+# longer than that (its inputs grew: fusion may pay now, and is tried again).
 # A cell that cannot be replayed is traced every run: its traced runs are judged the same way.
 # JUPYTER_FUSE_PLAIN=off keeps replaying (the tests do: they look at the replays themselves).
 PLAIN_MIN = 1e-3  # seconds: a replay shorter than this is never timed against NumPy
 # ... nor one faster than this per op the cell traced: NumPy's own call of an op costs at least about
 # this much, so NumPy cannot win (a time-stepping loop's replay at a tenth of NumPy's time is not probed)
 NUMPY_OP = 0.5e-6
-PLAIN_OVERHEAD = 0.5  # the share of a replay's time outside kernels that makes it a suspect
+# A first replay (which loads its kernels) is judged only when this share of its time went outside kernels
+PLAIN_OVERHEAD = 0.5
 PLAIN_MARGIN = 1.25
 PLAIN_DRIFT = 4.0
 # A replay that no compiled program will speed up (none pays, its build refused it, or it leaves most
@@ -168,10 +170,10 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
 
 
 def _suspect(key: tuple, report: Report, warm: bool, first: Any = None) -> None:
-    """After a replay (or an unreplayable cell's traced run): if it is settled and went mostly to launching
-    (or tracing), time the next run as plain NumPy. Settled: ``warm`` (not its first replay, which loads its
-    kernels; not its first traced run; nothing of its program compiling) and no kernel compiling.
-    ``first``: the entry of a first replay, kept in view (``FIRST_REPLAY_MARGIN``; ``_runs_plain``)."""
+    """After a replay (or an unreplayable cell's traced run): if it is settled, time the next run as plain
+    NumPy. Settled: ``warm`` (not its first replay, which loads its kernels; not its first traced run;
+    nothing of its program compiling) and no kernel compiling. ``first``: the entry of a first replay that
+    went mostly to launching, kept in view (``FIRST_REPLAY_MARGIN``; ``_runs_plain``)."""
     total = report.times["total"]
     if total <= max(PLAIN_MIN, NUMPY_OP * report.ops) or not (warm or first is not None):  # (cheap tests first)
         return
@@ -179,8 +181,10 @@ def _suspect(key: tuple, report: Report, warm: bool, first: Any = None) -> None:
     if st is None or "numpy_time" in st and not (warm and st.get("provisional")) \
             or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
         return  # (decided: a replay kept on its first replay's time alone is judged again, settled)
-    if time_shares(vars(report)).get("overhead", 0.0) <= PLAIN_OVERHEAD:
+    outside = time_shares(vars(report)).get("overhead", 0.0)
+    if not warm and outside <= PLAIN_OVERHEAD:
         return
+    st["outside"] = outside
     if "numpy_time" in st:
         if not compiler.pending():  # (a compile still running: judged at a later replay)
             del st["provisional"]
@@ -221,7 +225,7 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
     st = PLAN_CACHE.stats[key]
     report = Report(backend=engine.name)
     report.source, report.options, report.cache = source, options, "numpy"
-    filename, body, last = _compile(source, filename)
+    filename, body, last = _compiled(source, filename)
     result: Any = None
     t0 = time.perf_counter()
     try:
@@ -235,7 +239,8 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
         elapsed = time.perf_counter() - t0
         report.times["run"] = report.times["total"] = elapsed
     replay = fmt.seconds(st["replay_time"])
-    launches = fmt.plural(st["replay_launches"], "kernel launch", "kernel launches")
+    launches = (f"{fmt.plural(st['replay_launches'], 'kernel launch', 'kernel launches')}, "
+                f"{st['outside']:.0%} of it outside kernels")
     fused = st.get("fused", "replay")  # (or the traced run of a cell that cannot be replayed)
     if "numpy_time" not in st:  # this run timed NumPy: decide
         st["numpy_time"] = elapsed
@@ -244,12 +249,12 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
             st.pop("provisional", None)
         verdict = "it runs as plain NumPy from now on" if st["plain"] else f"the {'fusion' if fused == 'traced run' else 'replay'} is kept"
         note = (f"ran as plain NumPy once, to time it: {fmt.seconds(elapsed)}, where the {fused} took {replay} "
-                f"({launches}, mostly outside kernels): {verdict}")
+                f"({launches}): {verdict}")
     else:
-        note = (f"ran as plain NumPy: fusion does not pay for this cell (its {fused} took {replay}, {launches}, "
-                f"mostly outside kernels; NumPy {fmt.seconds(st['numpy_time'])})")
+        note = (f"ran as plain NumPy: fusion does not pay for this cell (its {fused} took {replay}, {launches}; "
+                f"NumPy {fmt.seconds(st['numpy_time'])})")
         if elapsed > PLAIN_DRIFT * st["numpy_time"]:  # (its inputs grew: the next run replays or traces)
-            for k in ("plain", "numpy_time", "replay_time", "replay_launches", "fused"):
+            for k in ("plain", "numpy_time", "replay_time", "replay_launches", "fused", "outside"):
                 st.pop(k, None)
             note += "; this run took much longer, so the next one tries fusion again"
     report.miss_reasons = [note]
@@ -278,6 +283,23 @@ def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:
             warn_storm(advice)
     r.times["guard"] += time.perf_counter() - t0
     r.times["total"] += time.perf_counter() - t0
+
+
+_CODE: dict[tuple[str, str | None], tuple[str, Any, Any]] = {}  # plain runs' compiled cells
+
+
+def _compiled(source: str, filename: str | None) -> tuple[str, Any, Any]:
+    """``_compile``'s answer for a plain run, remembered: a cell run as plain NumPy runs the same source
+    every time, and parsing and compiling it again (0.1-0.4 ms) is a share of a millisecond's cell."""
+    key = (source, filename)
+    code = _CODE.get(key)
+    if code is None:
+        if len(_CODE) >= 256:
+            _CODE.clear()
+        code = _CODE[key] = _compile(source, filename)
+    elif code[0] not in linecache.cache:  # (tracebacks show the cell's lines)
+        linecache.cache[code[0]] = (len(source), None, source.splitlines(True), code[0])
+    return code
 
 
 def _compile(source: str, filename: str | None) -> tuple[str, Any, Any]:

@@ -1,5 +1,5 @@
-"""A cell fusion does not pay for runs as plain NumPy (``runner.PLAIN_MIN``): a settled replay that went
-mostly to launching is timed once against plain NumPy, and the faster is kept. The decisions are timing's;
+"""A cell fusion does not pay for runs as plain NumPy (``runner.PLAIN_MIN``): a settled replay is timed once
+against plain NumPy, and the faster is kept. The decisions are timing's;
 here the thresholds are set so that each way is taken for sure, and every run leaves what NumPy leaves."""
 
 from __future__ import annotations
@@ -44,6 +44,31 @@ def test_a_cell_numpy_runs_faster_runs_as_plain_numpy_and_says_why(suspicious, m
     assert "ran as plain NumPy once, to time it" in probe.miss_reasons[0] and "from now on" in probe.miss_reasons[0]
     assert "fusion does not pay for this cell" in plain.miss_reasons[0] and "kernel launches" in plain.miss_reasons[0]
     assert "fusion does not pay" in plain.summary() and plain.kernels == 0
+
+
+def test_a_replay_whose_kernels_are_slower_than_numpys_calls_is_timed_against_numpy(suspicious, monkeypatch):
+    """Not only launching: NumPy's own vector `tanh`/`exp` outrun kernels that call the C library's per element,
+    so a settled replay that spent its time inside kernels is timed against NumPy too (a first replay, which
+    loads its kernels, only when launching took most of it)."""
+    monkeypatch.setattr(runner, "PLAIN_OVERHEAD", 2.0)  # (no share of time outside kernels is "most")
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    twin = Twin(lambda: {"np": np, "x": np.linspace(0.0, 1.0, 1000)}, backend="cpu")
+    source = "y = x\nfor i in range(3):\n    y = np.tanh(y * 0.5 + 0.1)\n"
+    states = [twin.run(source).cache for _ in range(5)]
+    assert states == ["miss", "hit", "hit", "numpy", "numpy"], states
+    assert "% of it outside kernels" in twin.reports[3].miss_reasons[0], twin.reports[3].miss_reasons
+
+
+def test_a_cell_run_as_plain_numpy_is_compiled_once(suspicious, monkeypatch):
+    """Its source does not change, so it is not parsed and compiled again every run (0.1-0.4 ms a cell)."""
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    compiles = []
+    monkeypatch.setattr(runner, "_CODE", {})
+    monkeypatch.setattr(runner, "_compile", lambda *a, _c=runner._compile: compiles.append(a) or _c(*a))
+    twin = Twin(_setup, backend="cpu")
+    states = [twin.run(DITHER).cache for _ in range(6)]
+    assert states == ["miss", "hit", "hit", "numpy", "numpy", "numpy"], states
+    assert len(compiles) == 2, compiles  # (the traced run's, and the plain runs' one)
 
 
 def test_a_replay_faster_than_numpy_is_kept(suspicious, monkeypatch):
