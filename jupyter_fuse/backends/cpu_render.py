@@ -33,6 +33,7 @@ in parallel.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -40,9 +41,10 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import views
+from . import cpu_nploop
 from ..fuse import Kernel
 from ..ir import Node
-from ..ops import OPS, SWAPPED, const_key, fixed_comparison, power_fast_paths
+from ..ops import OPS, SCALAR_MATH, SWAPPED, const_key, fixed_comparison, power_fast_paths
 
 
 class CannotRender(Exception):
@@ -597,6 +599,11 @@ class _Ctx:
     helpers: set[str] = field(default_factory=set)
     names: dict[Node, str] = field(default_factory=dict)
     counter: int = 0
+    # a kernel calls NumPy's own loops for its transcendental ops (cpu_nploop): marker lines among its lines,
+    # expanded once its loops are written (``cpu_nploop.place``); False renders C's functions instead
+    blocked: bool = True
+    calls: list = field(default_factory=list)
+    dtypes: dict[str, np.dtype] = field(default_factory=dict)  # each variable's dtype
 
     def fresh(self, prefix: str) -> str:
         """A new local variable name (never reused: passes clear ``names`` but not this)."""
@@ -639,10 +646,13 @@ class _Ctx:
 def render(kernel: Kernel) -> Rendered:
     """The numba module source for one fused kernel (kinds ew, reduce, scatter)."""
     ctx = _Ctx(kernel)
-    if kernel.kind == "reduce":
-        body, full = _render_reduce(ctx)
-    else:
-        body, full = _render_elementwise(ctx), False
+    body, full = _render_body(ctx)
+    if ctx.calls:
+        try:
+            body = cpu_nploop.place(body, ctx.calls, ctx.dtypes)
+        except cpu_nploop.Unplaced:  # (a loop of another shape around it: C's functions, as before)
+            ctx = _Ctx(kernel, blocked=False)
+            body, full = _render_body(ctx)
     nd = len(kernel.shape)
     args = [f"s{d}" for d in range(nd)] + [f"p{i}" for i in range(len(ctx.params))] \
         + [a for j in range(len(ctx.reads)) for a in _read_args(j, ctx.flat.get(j))] \
@@ -656,9 +666,11 @@ def render(kernel: Kernel) -> Rendered:
     ctx.helpers.update(h for h in CAST_HELPERS if h + "(" in fn_body)  # (casts: ``_cast`` has no context)
     helpers = "".join(HELPERS[h] for h in sorted(ctx.helpers) if h not in PAIRWISE)
     shared = [h for h in PAIRWISE if h in ctx.helpers]  # (NumPy's pairwise summation)
+    loops = [f"np_loop{n}" for n in (1, 2) if f"np_loop{n}(" in fn_body]
     source = (
         "import numpy as np\nfrom numba import njit, prange\n"
-        + (f"from {__name__} import {', '.join(shared)}\n" if shared else "") + helpers
+        + (f"from {__name__} import {', '.join(shared)}\n" if shared else "")
+        + (f"from {cpu_nploop.__name__} import {', '.join(loops)}\n" if loops else "") + helpers
         # two functions, not two dispatchers of one: numba's disk cache keys by function name
         + f"\n\ndef _kernel_par({sig}):\n{fn_body}\n"
         + f"\n\ndef _kernel_seq({sig}):\n{fn_body}\n"
@@ -667,6 +679,12 @@ def render(kernel: Kernel) -> Rendered:
     )
     return Rendered(source, ctx.params, ctx.reads, outputs(kernel), full,
                     [ctx.flat.get(j) for j in range(len(ctx.reads))], ctx.dst)
+
+
+def _render_body(ctx: _Ctx) -> tuple[list[str], bool]:
+    if ctx.kernel.kind == "reduce":
+        return _render_reduce(ctx)
+    return _render_elementwise(ctx), False
 
 
 def structure(kernel: Kernel) -> tuple[tuple | None, list[Node]]:
@@ -750,6 +768,7 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
     """Emit ``vN = ...`` for one elementwise/creation node evaluated over ``space``."""
     k = ctx.kernel
     name = ctx.names[node] = ctx.fresh("v")
+    ctx.dtypes[name] = node.dtype
     op = node.op
     if op in ("zeros", "ones", "full", "arange", "linspace", "eye"):
         lines.append(f"{name} = {_creation(ctx, node, var)}")
@@ -792,6 +811,9 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
         lines.append(f"{name} = {fixed}")
         return
     cast_args = [_arg(ctx, node, i, operands[i], ins[i]) for i in range(len(node.args))]
+    if ctx.blocked and cpu_nploop.routed(op, ins, out, node.dtype) and SCALAR_MATH not in node.params:  # (C's pow)
+        lines.append(_call(ctx, node, name, cast_args, out, lines))
+        return
     expr = expression(node, cast_args, ins, out, ctx.helpers)
     lines.append(f"{name} = {_result(expr, out, node.dtype)}")
 
@@ -810,6 +832,7 @@ def _operand(ctx: _Ctx, a: Node, space: tuple[int, ...], var: Callable[[int], st
         return ctx.names[a]
     expr = ctx.read_at(a, space, var)
     name = ctx.names[a] = ctx.fresh("v")
+    ctx.dtypes[name] = a.dtype
     lines.append(f"{name} = {expr}")
     return name
 
@@ -870,6 +893,8 @@ def param_value(node: Node, dtype: np.dtype, values: dict | None = None) -> Any:
             return np.asarray(v).astype(dtype)[()]
     if node.op == "full":
         return dtype.type(node.params[1])
+    if node.op == "nploop":
+        return np.intp(cpu_nploop.loop_value(node))
     src, j = node.args[0], node.params[0]
     p = src.params
     if src.op == "arange":
@@ -905,6 +930,26 @@ def _render_elementwise(ctx: _Ctx) -> list[str]:
     for j, out in enumerate(outputs(k)):
         inner.append(f"out{j}[{_index(space, space, var) if nd else '0'}] = {ctx.names[out]}")
     return _loops(nd, inner, lines)
+
+
+def _call(ctx: _Ctx, node: Node, name: str, args: list[str], dtype: np.dtype, lines: list[str]) -> str:
+    """``name = node`` by NumPy's own loop (cpu_nploop): a marker line ``cpu_nploop.place`` expands, once the
+    kernel's loops are written, into a call on blocks of elements. Operands are variables (a cast is computed
+    into one first) or scalar arguments (``p3``)."""
+    names = []
+    for arg in args:
+        if not re.fullmatch(r"[pv]\d+", arg):
+            v = ctx.fresh("v")
+            ctx.dtypes[v] = dtype
+            lines.append(f"{v} = {arg}")
+            arg = v
+        names.append(arg)
+    steady = cpu_nploop.steady(node)
+    item = dtype.itemsize
+    strides = tuple(0 if st else item for st in steady) + (item,)
+    loop = [ctx.param(cpu_nploop.loop_node(node.op, dtype, strides, j), np.dtype(np.intp)) for j in range(3)]
+    ctx.calls.append(cpu_nploop.Call(name, node.op, names, steady, dtype, loop))
+    return cpu_nploop.marker(len(ctx.calls) - 1)
 
 
 def _dst_index(ctx: _Ctx, node: Node, var: Callable[[int], str]) -> str:

@@ -127,12 +127,17 @@ def test_float32_rounding_is_classified_apart():
 
 
 @pytest.mark.skipif(not gen.harness.VECTOR_MATH, reason="NumPy computes exp, pow, tanh, ... with the C library here")
-def test_numpys_own_simd_math_is_classified_apart():
+def test_numpys_own_simd_math_is_classified_apart(monkeypatch):
     """Where NumPy computes pow, exp, tanh, ... with its own SIMD code (AVX-512: harness.VECTOR_MATH), a
     program whose values differ only by that last bit (amplified: a float32 power, then `//`) passes where
     NumPy runs without it (its SIMD dispatch off, in a process of its own) and deviates alone with it: listed
     apart (gen.PLATFORM[4]). A program that differs otherwise, or only in this process (the fault the test
-    above injects), stays a deviation."""
+    above injects), stays a deviation. (Kernels call NumPy's own loops for these ops now, backends/cpu_nploop,
+    and give NumPy's bits: here they call C's functions, as a kernel that cannot call them does.)"""
+    from jupyter_fuse.backends import cpu
+
+    monkeypatch.setenv("JUPYTER_FUSE_NUMPY_LOOPS", "off")  # (the processes the classifier starts too)
+    monkeypatch.setattr("jupyter_fuse.backends._INSTANCES", {"cpu": cpu.CpuBackend()})  # (nothing rendered yet)
     p = gen.generate(732199)
     power_then_floor = gen.Program(p.seed, p.inputs, p.stmts[:1])
     assert "** b[::-1]" in power_then_floor.source and "//" in power_then_floor.source

@@ -1,0 +1,84 @@
+"""Kernels call NumPy's own loops for exp, log, tanh, power, ... (backends/cpu_nploop): NumPy's bits, in every
+loop shape a kernel has (elementwise rows, reductions by rows, by columns and whole, 0-d), across block edges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from harness import run_fused
+
+from jupyter_fuse.backends import cpu_nploop
+
+N = 1300  # (two blocks and a part: cpu_nploop.BLOCK is 512)
+
+
+def _setup() -> dict:
+    rng = np.random.default_rng(3)
+    return {"np": np, "x": rng.random(N) * 4 - 1, "X": rng.random((5, N)) * 3, "w": rng.random(N) + 0.5,
+            "f": (rng.random(N) * 4).astype(np.float32), "s": np.float64(0.75)}
+
+
+CELLS = [
+    "y = np.exp(x * 0.5 + 1.0) - 2.0",  # an elementwise chain around it
+    "y = 1.0 / (1.0 + np.exp(-x)) * np.tanh(x)",  # two in one kernel
+    "y = np.exp(np.sin(x))",  # one feeding the next
+    "y = (x * x + 0.1) ** -1.5",  # a scalar exponent: NumPy's stride 0
+    "y = np.power(w, 2.0) + np.power(w, x)",  # its shortcut (x * x), and an array exponent (pow)
+    "y = np.arctan2(X, w) + np.hypot(w, 2.0)",  # binary, a row broadcast
+    "y = np.log1p(f) * np.float32(2)",  # float32: NumPy's float32 loop
+    "e = np.exp(X - X.max(axis=1, keepdims=True))\ny = e / e.sum(axis=1, keepdims=True)\ndel e",  # rows, staged
+    "y = np.exp(X - X.max(axis=0)).sum(axis=0)",  # columns: the accumulator is loaded again after the call
+    "y = np.log(np.exp(x).sum())",  # a whole reduction (pairwise blocks), then the 0-d result's log
+    "y = np.sin(X).argmax(axis=1)",  # a branch in the loop, after the call
+    "y = np.log(X).var(axis=0)\nz = np.cos(x).std()",
+    "y = float(np.exp(x[3]) + np.tanh(s))",  # 0-d: one element at a time
+]
+
+
+@pytest.mark.parametrize("source", CELLS)
+def test_kernels_give_numpys_own_bits_for_its_vector_math(source):
+    ref = _setup()
+    exec(source, ref)
+    f = run_fused(source, _setup, backend="cpu")
+    assert f.error is None, f.error
+    for name in ("y", "z"):
+        if name in ref:
+            got, want = f.ns[name], ref[name]
+            assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype, name
+            assert np.array_equal(got, want), (name, int(np.sum(np.asarray(got) != np.asarray(want))))
+
+
+def test_the_kernel_source_says_which_numpy_loop_it_calls_and_can_call_cs_instead(monkeypatch):
+    f = run_fused("y = np.tanh(x) * 2", _setup, backend="cpu")
+    (k,) = f.report.kernel_list
+    assert "= np.tanh(v" in k["source"] and "NumPy's own loop" in k["source"], k["source"]
+    monkeypatch.setenv("JUPYTER_FUSE_NUMPY_LOOPS", "off")
+    monkeypatch.setattr("jupyter_fuse.backends._INSTANCES", {})  # (a new cpu backend: nothing rendered)
+    f = run_fused("y = np.tanh(x) * 2", _setup, backend="cpu")
+    (k,) = f.report.kernel_list
+    assert "np.tanh(v" in k["source"] and "np_loop" not in k["source"], k["source"]
+
+
+def test_a_loop_of_another_shape_is_left_to_cs_functions():
+    """A parallel loop that accumulates (numba's own reduction) is not cut into blocks: Unplaced."""
+    body = ["a0 = 0.0", "for i0 in prange(s0):", "    v2 = in0[i0]", "    #np_loop 0", "    a0 += v1"]
+    call = cpu_nploop.Call("v1", "exp", ["v2"], [False], np.dtype(np.float64), ["p0", "p1", "p2"])
+    with pytest.raises(cpu_nploop.Unplaced):
+        cpu_nploop.place(body, [call], {"v1": np.dtype(np.float64), "v2": np.dtype(np.float64)})
+
+
+def test_numpys_strides_for_broadcast_operands():
+    from jupyter_fuse.ir import Node
+
+    def node(shape, *arg_shapes):
+        args = tuple(Node.make("const", (), ("float", 2.0, "2.0"), None, ()) if s is None
+                     else Node.make("input", (), (i,), np.dtype(np.float64), s) for i, s in enumerate(arg_shapes))
+        return Node.make("power", args, (), np.dtype(np.float64), shape)
+
+    assert cpu_nploop.steady(node((7,), (7,), None)) == [False, True]  # a scalar exponent
+    assert cpu_nploop.steady(node((7,), (7,), (1,))) == [False, True]  # one element broadcast
+    assert cpu_nploop.steady(node((1,), (1,), (1,))) == [False, False]  # [x] ** [2.0]: pow, not the shortcut
+    assert cpu_nploop.steady(node((1, 1), (1, 1), (1,))) == [False, True]
+    assert cpu_nploop.steady(node((3, 7), (3, 7), (7,))) == [False, False]  # a row along rows
+    assert cpu_nploop.steady(node((3, 7), (3, 7), (3, 1))) == [False, True]  # a column along rows
+    assert cpu_nploop.steady(node((3, 1), (3, 1), (1, 1))) == [False, True]
