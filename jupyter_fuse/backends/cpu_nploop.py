@@ -60,6 +60,7 @@ def routed(op: str, ins: list[np.dtype], out: np.dtype, result: np.dtype) -> boo
 
 
 BLOCK = 512  # elements computed before each call of NumPy's loop: a few buffers of them stay in L1
+CHUNK = 16  # blocks a thread of a parallel loop computes in a row, with one set of buffers
 
 
 class Unplaced(Exception):
@@ -231,6 +232,9 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
             segments[-1].append(u)
     outs = {c.out for c in mine}  # (held in their buffers: every later segment reading one loads it)
     made = {m.group(1): s for s, seg in enumerate(segments) for m in (_DEF.match(u[0]) for u in seg) if m}
+    if any(_DEF.match(ln) for seg in segments for u in seg for ln in u[1:]) or any(
+            a[0] == "v" and a not in made and a not in outs for c in mine for a in c.args):
+        raise Unplaced(f"for {i}: a variable made in a branch, or an operand made outside the loop")
     kept = outs | {a for c in mine for a in c.args if a[0] == "v"}
     loads = []
     for s, seg in enumerate(segments):
@@ -240,13 +244,18 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
         loads.append(later)
     again = _reloads(segments)
     lo_, n_, j = f"lo_{serial}", f"n_{serial}", f"{i} - lo_{serial}"
-    lines = [f"for blk_{serial} in {rng}(({hi} - ({lo}) + {BLOCK - 1}) // {BLOCK}):",
-             f"    {lo_} = {lo} + blk_{serial} * {BLOCK}", f"    {n_} = min({BLOCK}, {hi} - {lo_})"]
+    blocks = f"(({hi} - ({lo}) + {BLOCK - 1}) // {BLOCK})"
     alloc = [f"b{v} = np.empty({BLOCK}, np.{dtypes[v].name})" for v in sorted(kept, key=lambda v: int(v[1:]))]
     for c in mine:
         alloc += [ln for a in c.args if a[0] == "p" for ln in (f"k{a} = np.empty(1, np.{c.dtype.name})", f"k{a}[0] = {a}")]
-    if here:
-        lines += ["    " + ln for ln in alloc]
+    lines = []
+    if here:  # (a parallel loop: each thread's share of CHUNK blocks makes its buffers once)
+        lines = [f"for ch_{serial} in prange(({blocks} + {CHUNK - 1}) // {CHUNK}):"] + ["    " + ln for ln in alloc]
+        rng = f"range(ch_{serial} * {CHUNK}, min(ch_{serial} * {CHUNK} + {CHUNK}, {blocks})"
+    else:
+        rng = f"range({blocks}"
+    lines += [f"for blk_{serial} in {rng}):", f"    {lo_} = {lo} + blk_{serial} * {BLOCK}",
+              f"    {n_} = min({BLOCK}, {hi} - {lo_})"]
     for s, seg in enumerate(segments):
         part = again[s] + [f"{v} = b{v}[{j}]" for v in loads[s]]
         for u in seg:
@@ -261,6 +270,9 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
             ptrs = [f"{'k' if a[0] == 'p' else 'b'}{a}.ctypes.data, {0 if st else c.dtype.itemsize}"
                     for a, st in zip(c.args, c.steady)]
             lines.append("    " + _invoke(c, n_, ptrs))
+    if here:  # (the block loop inside the chunk loop)
+        cut = 1 + len(alloc)
+        lines = lines[:cut] + ["    " + ln for ln in lines[cut:]]
     return lines, ([] if here else alloc)
 
 

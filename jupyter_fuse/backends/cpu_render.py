@@ -7,16 +7,19 @@ arrays the host prepares, scalars passed as arguments so that a new value of
 NumPy itself would pick (``ufunc.resolve_dtypes``) and cast to NumPy's result
 dtype, so integer wrap-around, NaN and inf come out as NumPy's.
 
-A sample, ``y = np.sin(x) ** 2 + c`` with ``x`` float64[n] and ``c`` a float
+A sample, ``y = np.sqrt(x) ** 2 + c`` with ``x`` float64[n] and ``c`` a float
 (``** 2`` is NumPy's square, as the ``**`` operator does it)::
 
     def _kernel_par(s0, p0, in0, out0):   # (and _kernel_seq: the same body, no threads)
         for i0 in prange(s0):
             v2 = in0[i0]
-            v1 = np.sin(v2)
+            v1 = np.sqrt(v2)
             v3 = (v1 * v1)
             v4 = (v3 + p0)
             out0[i0] = v4
+
+``exp``, ``log``, ``tanh``, ``power``, ``sin`` and the like call NumPy's own loop instead, on blocks of
+elements (``cpu_nploop``): NumPy's vector code and its bits.
 
 Reduce kernels loop over output elements (rows), with one inner loop per stage
 over the reduced axes; a full reduction splits its first axis into chunks run

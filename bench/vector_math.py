@@ -1,0 +1,92 @@
+"""Kernels with exp, log, tanh, power, sin: NumPy's own loops in the kernel (backends/cpu_nploop) against C's
+functions (JUPYTER_FUSE_NUMPY_LOOPS=off) and plain NumPy.
+
+    .venv/bin/python bench/vector_math.py [--repeat 5]
+
+Each cell is replayed (plan cache on, kernels compiled) with NumPy's loops in its kernels and, in a process
+of its own, with C's functions; "numpy" is plain ``exec`` of the cell. Times in ms, best of ``--repeat``.
+"bits": whether the replay left NumPy's values to the bit ("same") or only within rounding ("differ").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+CELLS = {
+    "exp chain, 1M": ("y = np.exp(x * 0.5 + 1.0) - 2.0", 1_000_000),
+    "sigmoid, 1M": ("y = 1.0 / (1.0 + np.exp(-x))", 1_000_000),
+    "tanh, 100k": ("y = np.tanh(x) * 2", 100_000),
+    "power -1.5, 100k": ("y = (x * x + 0.1) ** -1.5", 100_000),
+    "row softmax, 1000x1000": ("e = np.exp(X - X.max(axis=1, keepdims=True))\ny = e / e.sum(axis=1, keepdims=True)", 1000),
+    "column log-sum-exp, 1000x1000": ("y = np.log(np.exp(X).sum(axis=0))", 1000),
+    "log-sum-exp, 1M": ("y = np.log(np.exp(x).sum())", 1_000_000),
+    "Black-Scholes-like, 1M": ("d1 = (np.log(x / 1.1) + 0.05) / 0.2\n"
+                               "y = x * np.exp(-d1 * d1 * 0.5) - np.sin(d1) * np.cos(x)", 1_000_000),
+}
+
+
+def _inputs(n: int) -> dict:
+    rng = np.random.default_rng(0)
+    if n == 1000:
+        return {"np": np, "X": rng.random((n, n))}
+    return {"np": np, "x": rng.random(n) + 0.5}
+
+
+def measure(repeat: int) -> dict:
+    """In this process (its JUPYTER_FUSE_NUMPY_LOOPS): per cell, (replay ms, NumPy ms, same bits)."""
+    import jupyter_fuse
+
+    out = {}
+    for name, (src, n) in CELLS.items():
+        for _ in range(3):
+            jupyter_fuse.run_cell(src, _inputs(n), backend="cpu")
+            jupyter_fuse.wait_for_compiles()
+        tf = tn = float("inf")
+        for _ in range(repeat):
+            a = _inputs(n)
+            t = time.perf_counter()
+            jupyter_fuse.run_cell(src, a, backend="cpu")
+            tf = min(tf, time.perf_counter() - t)
+            b = _inputs(n)
+            t = time.perf_counter()
+            exec(src, b)
+            tn = min(tn, time.perf_counter() - t)
+        same = all(np.array_equal(a[k], b[k]) for k in b if k not in ("np", "x", "X", "__builtins__"))
+        out[name] = (tf * 1e3, tn * 1e3, same)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(measure(a.repeat)))
+        return
+    runs = {}
+    for mode in ("on", "off"):
+        env = dict(os.environ, JUPYTER_FUSE_NUMPY_LOOPS=mode, JUPYTER_FUSE_PLAIN="off",
+                   JUPYTER_FUSE_CACHE_DIR=os.environ.get("JUPYTER_FUSE_CACHE_DIR") or tempfile.mkdtemp(prefix="jf-vm-"))
+        done = subprocess.run([sys.executable, __file__, "--child", "--repeat", str(a.repeat)], env=env,
+                              capture_output=True, text=True, check=True)
+        runs[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    print("| cell | numpy ms | NumPy's loops ms (x NumPy) | bits | C's functions ms (x NumPy) | bits |")
+    print("|---|---:|---:|---|---:|---|")
+    for name in CELLS:
+        on, off = runs["on"][name], runs["off"][name]
+        tn = min(on[1], off[1])
+        print(f"| {name} | {tn:.2f} | {on[0]:.2f} ({on[0] / tn:.2f}x) | {'same' if on[2] else 'differ'} "
+              f"| {off[0]:.2f} ({off[0] / tn:.2f}x) | {'same' if off[2] else 'differ'} |")
+
+
+if __name__ == "__main__":
+    main()
