@@ -222,14 +222,8 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
         if ch == "," and depth == 0:
             split = pos
     lo, hi = ("0", bounds) if split is None else (bounds[:split].strip(), bounds[split + 1:].strip())
-    segments: list[list[list[str]]] = [[]]
-    mine: list[Call] = []
-    for u in inner:
-        if u[0].startswith("#np_loop "):
-            mine.append(calls[int(u[0].split()[1])])
-            segments.append([])
-        else:
-            segments[-1].append(u)
+    segments, at = _levels(inner, calls)
+    mine = [c for level in at for c in level]
     outs = {c.out for c in mine}  # (held in their buffers: every later segment reading one loads it)
     made = {m.group(1): s for s, seg in enumerate(segments) for m in (_DEF.match(u[0]) for u in seg) if m}
     if any(_DEF.match(ln) for seg in segments for u in seg for ln in u[1:]) or any(
@@ -265,8 +259,7 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
                 part.append(f"b{m.group(1)}[{j}] = {m.group(1)}")
         if part:
             lines += [f"    for {i} in range({lo_}, {lo_} + {n_}):"] + ["        " + ln for ln in part]
-        if s < len(mine):
-            c = mine[s]
+        for c in at[s] if s < len(at) else ():
             ptrs = [f"{'k' if a[0] == 'p' else 'b'}{a}.ctypes.data, {0 if st else c.dtype.itemsize}"
                     for a, st in zip(c.args, c.steady)]
             lines.append("    " + _invoke(c, n_, ptrs))
@@ -274,6 +267,42 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
         cut = 1 + len(alloc)
         lines = lines[:cut] + ["    " + ln for ln in lines[cut:]]
     return lines, ([] if here else alloc)
+
+
+def _levels(inner: list[list[str]], calls: list[Call]) -> tuple[list[list[list[str]]], list[list[Call]]]:
+    """The loop body's statements in segments, and the calls between them (``at[s]``: after segment ``s``):
+    each statement as early as what it reads allows, each call right after its operands' segment, so calls
+    that do not feed each other share one pass over the block (Black-Scholes' log and exp(-r T), then its
+    two exps: three passes, not five, and numba compiles fewer loops). Definitions of ``v`` variables are
+    pure and move freely; any other statement (a store, an accumulation, a branch) and a read of memory keep
+    their order among such statements."""
+    avail: dict[str, int] = {}  # a name -> the segment from which it holds its value
+    placed: list[tuple[int, list[str]]] = []
+    at: list[list[Call]] = []
+    last = 0  # the segment of the latest statement whose order is kept
+    for u in inner:
+        if u[0].startswith("#np_loop "):
+            c = calls[int(u[0].split()[1])]
+            level = max((avail.get(a, 0) for a in c.args), default=0)
+            at += [[] for _ in range(level + 1 - len(at))]
+            at[level].append(c)
+            avail[c.out] = level + 1
+            continue
+        m = _DEF.match(u[0])
+        text = "\n".join(u)
+        reads = set(_NAME.findall(text if m is None else text[m.end():]))
+        level = max((avail.get(n, 0) for n in reads), default=0)
+        if m is None or len(u) > 1 or "[" in text:
+            level = last = max(level, last)
+        for ln in u:
+            d = _SET.match(ln)
+            if d:
+                avail[d.group(1)] = level
+        placed.append((level, u))
+    segments: list[list[list[str]]] = [[] for _ in range(max([len(at)] + [lv + 1 for lv, _ in placed]))]
+    for level, u in placed:
+        segments[level].append(u)
+    return segments, at
 
 
 _SET = re.compile(r"([A-Za-z_]\w*) (?:[-+*/]?=) ")

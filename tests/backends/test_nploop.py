@@ -82,3 +82,15 @@ def test_numpys_strides_for_broadcast_operands():
     assert cpu_nploop.steady(node((3, 7), (3, 7), (7,))) == [False, False]  # a row along rows
     assert cpu_nploop.steady(node((3, 7), (3, 7), (3, 1))) == [False, True]  # a column along rows
     assert cpu_nploop.steady(node((3, 1), (3, 1), (1, 1))) == [False, True]
+
+
+def test_calls_that_do_not_feed_each_other_share_a_pass_over_the_block():
+    """log(x) and exp(w) after one pass, exp(2 log x) after a second, the sum in a third (not four passes)."""
+    source = "y = np.exp(np.log(w) * 2) + np.exp(x)"
+    ref = _setup()
+    exec(source, ref)
+    f = run_fused(source, _setup, backend="cpu")
+    (k,) = f.report.kernel_list
+    body = k["source"].split("def _kernel_seq")[0]
+    assert body.count("for i0 in range(lo_") == 3 and body.count("NumPy's own loop") == 3, body
+    assert np.array_equal(f.ns["y"], ref["y"])
