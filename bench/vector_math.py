@@ -6,6 +6,8 @@ functions (JUPYTER_FUSE_NUMPY_LOOPS=off) and plain NumPy.
 Each cell is replayed (plan cache on, kernels compiled) with NumPy's loops in its kernels and, in a process
 of its own, with C's functions; "numpy" is plain ``exec`` of the cell. Times in ms, best of ``--repeat``.
 "bits": whether the replay left NumPy's values to the bit ("same") or only within rounding ("differ").
+"first": the cell's first run, its kernels compiled there (JUPYTER_FUSE_COMPILE=sync, an empty kernel
+cache): what numba's compile of the kernel costs, each way.
 """
 
 from __future__ import annotations
@@ -46,7 +48,10 @@ def measure(repeat: int) -> dict:
 
     out = {}
     for name, (src, n) in CELLS.items():
-        for _ in range(3):
+        t = time.perf_counter()
+        jupyter_fuse.run_cell(src, _inputs(n), backend="cpu")
+        first = time.perf_counter() - t
+        for _ in range(2):
             jupyter_fuse.run_cell(src, _inputs(n), backend="cpu")
             jupyter_fuse.wait_for_compiles()
         tf = tn = float("inf")
@@ -60,7 +65,7 @@ def measure(repeat: int) -> dict:
             exec(src, b)
             tn = min(tn, time.perf_counter() - t)
         same = all(np.array_equal(a[k], b[k]) for k in b if k not in ("np", "x", "X", "__builtins__"))
-        out[name] = (tf * 1e3, tn * 1e3, same)
+        out[name] = (tf * 1e3, tn * 1e3, same, first * 1e3)
     return out
 
 
@@ -74,18 +79,19 @@ def main() -> None:
         return
     runs = {}
     for mode in ("on", "off"):
-        env = dict(os.environ, JUPYTER_FUSE_NUMPY_LOOPS=mode, JUPYTER_FUSE_PLAIN="off",
-                   JUPYTER_FUSE_CACHE_DIR=os.environ.get("JUPYTER_FUSE_CACHE_DIR") or tempfile.mkdtemp(prefix="jf-vm-"))
+        env = dict(os.environ, JUPYTER_FUSE_NUMPY_LOOPS=mode, JUPYTER_FUSE_PLAIN="off", JUPYTER_FUSE_COMPILE="sync",
+                   JUPYTER_FUSE_CACHE_DIR=tempfile.mkdtemp(prefix="jf-vm-"))
         done = subprocess.run([sys.executable, __file__, "--child", "--repeat", str(a.repeat)], env=env,
                               capture_output=True, text=True, check=True)
         runs[mode] = json.loads(done.stdout.strip().splitlines()[-1])
-    print("| cell | numpy ms | NumPy's loops ms (x NumPy) | bits | C's functions ms (x NumPy) | bits |")
-    print("|---|---:|---:|---|---:|---|")
+    print("| cell | numpy ms | NumPy's loops ms (x NumPy) | bits | first ms | C's functions ms (x NumPy) | bits "
+          "| first ms |")
+    print("|---|---:|---:|---|---:|---:|---|---:|")
     for name in CELLS:
         on, off = runs["on"][name], runs["off"][name]
         tn = min(on[1], off[1])
-        print(f"| {name} | {tn:.2f} | {on[0]:.2f} ({on[0] / tn:.2f}x) | {'same' if on[2] else 'differ'} "
-              f"| {off[0]:.2f} ({off[0] / tn:.2f}x) | {'same' if off[2] else 'differ'} |")
+        print(f"| {name} | {tn:.2f} | {on[0]:.2f} ({on[0] / tn:.2f}x) | {'same' if on[2] else 'differ'} | {on[3]:.0f} "
+              f"| {off[0]:.2f} ({off[0] / tn:.2f}x) | {'same' if off[2] else 'differ'} | {off[3]:.0f} |")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ NumPy computes ``exp``, ``log``, ``tanh``, ``power``, ``sin`` and the other tran
 with its own vector code where the CPU has it (AVX2/AVX-512), not with the C library's functions that
 numba calls: 3-7x faster than ``math.exp`` per element here, and rounded otherwise in the last bit. A
 kernel calls NumPy's loop for such an op instead, a block of elements at a time
-(``cpu_render._blocked``): its values are then NumPy's to the bit, at NumPy's speed, and the rest of
+(``place``): its values are then NumPy's to the bit, at NumPy's speed, and the rest of
 the kernel stays fused around it.
 
 The loop comes from NumPy's experimental low-level ufunc API (``ufunc._resolve_dtypes_and_context``,
@@ -64,8 +64,9 @@ CHUNK = 16  # blocks a thread of a parallel loop computes in a row, with one set
 
 
 class Unplaced(Exception):
-    """A marked op sits in a loop ``place`` does not rewrite (one with a branch or an inner loop in its body,
-    or a parallel one that accumulates): the kernel is rendered with C's functions instead."""
+    """A marked op sits in a loop ``place`` does not rewrite (a parallel one that accumulates; one where a
+    variable is made in a branch, an operand outside the loop, or a name other than a load from memory is
+    set in one pass and read in another): the kernel is rendered with C's functions instead."""
 
 
 @dataclass
@@ -124,9 +125,9 @@ def _pointers(op: str, dtype: str, strides: tuple[int, ...]) -> tuple[int, int, 
     uf._get_strided_loop(capsule, fixed_strides=strides)
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    loop, context, aux = (ctypes.c_void_p * 3).from_address(get(capsule, _CAPSULE))
-    requires_api = ctypes.c_bool.from_address(get(capsule, _CAPSULE) + 3 * ctypes.sizeof(ctypes.c_void_p)).value
-    if requires_api:  # (only object loops need Python: never a float one)
+    info = get(capsule, _CAPSULE)  # (strided_loop, context, auxdata, requires_pyapi, ...)
+    loop, context, aux = (ctypes.c_void_p * 3).from_address(info)
+    if ctypes.c_bool.from_address(info + 3 * ctypes.sizeof(ctypes.c_void_p)).value:  # (object loops only)
         raise RuntimeError(f"NumPy's {op} loop on {dtype} needs the Python API")
     return loop or 0, context or 0, aux or 0, capsule
 
@@ -142,10 +143,10 @@ def _depth(line: str) -> int:
 
 
 def place(body: list[str], calls: list[Call], dtypes: dict[str, np.dtype]) -> list[str]:
-    """``body`` (the kernel function's lines) with each marked op computed by NumPy's loop: the simple loop
-    around it (a loop over ``range`` whose body is straight-line code; over ``prange`` only where nothing
-    accumulates) runs in blocks; a mark outside any loop (a 0-d kernel, a reduction's result) calls the loop
-    on one element. Raises ``Unplaced`` where neither fits."""
+    """``body`` (the kernel function's lines) with each marked op computed by NumPy's loop: the loop right
+    around it (over ``range``; over ``prange`` only where nothing accumulates) runs in blocks (``_blocks``);
+    a mark outside any loop (a 0-d kernel, a reduction's result) calls the loop on one element. Raises
+    ``Unplaced`` where neither fits."""
     body = list(body)
     serial = 0
     while True:
