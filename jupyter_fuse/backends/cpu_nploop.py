@@ -238,7 +238,7 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
         kept.update(later)
         loads.append(later)
     again = _reloads(segments)
-    lo_, n_, j = f"lo_{serial}", f"n_{serial}", f"{i} - lo_{serial}"
+    lo_, n_, j = f"lo_{serial}", f"n_{serial}", f"np.uint64({i} - lo_{serial})"  # (unsigned: no wraparound test, vectorized)
     blocks = f"(({hi} - ({lo}) + {BLOCK - 1}) // {BLOCK})"
     alloc = [f"b{v} = np.empty({BLOCK}, np.{dtypes[v].name})" for v in sorted(kept, key=lambda v: int(v[1:]))]
     for c in mine:
