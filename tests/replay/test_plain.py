@@ -73,10 +73,24 @@ def test_a_cell_run_as_plain_numpy_is_compiled_once(suspicious, monkeypatch):
 
 def test_a_replay_faster_than_numpy_is_kept(suspicious, monkeypatch):
     monkeypatch.setattr(runner, "PLAIN_MARGIN", float("inf"))  # (the replay "wins")
+    monkeypatch.setattr(runner, "RETIME", float("inf"))  # (by far: NumPy is timed once)
     twin = Twin(_setup, backend="cpu")
     states = [twin.run(DITHER).cache for _ in range(5)]
     assert states == ["miss", "hit", "hit", "numpy", "hit"], states
     assert "the replay is kept" in twin.reports[3].miss_reasons[0]
+
+
+def test_a_close_call_times_numpy_once_more(suspicious, monkeypatch):
+    """One cold run of NumPy is no verdict where the replay kept was near it: the next run times NumPy again,
+    and the faster of the two decides."""
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", float("inf"))  # (the replay "wins")
+    monkeypatch.setattr(runner, "RETIME", 0.0)  # (every verdict is close)
+    twin = Twin(_setup, backend="cpu")
+    states = [twin.run(DITHER).cache for _ in range(6)]
+    assert states == ["miss", "hit", "hit", "numpy", "numpy", "hit"], states
+    assert "the next run times NumPy once more" in twin.reports[3].miss_reasons[0], twin.reports[3].miss_reasons
+    assert "ran as plain NumPy again" in twin.reports[4].miss_reasons[0] and "the replay is kept" in \
+        twin.reports[4].miss_reasons[0], twin.reports[4].miss_reasons
 
 
 def test_a_plain_run_much_slower_than_numpy_was_tries_fusion_again(suspicious, monkeypatch):
@@ -103,6 +117,7 @@ def test_a_cell_traced_every_run_runs_as_plain_numpy_when_numpy_is_faster(suspic
     assert "where the traced run took" in twin.reports[2].miss_reasons[0], twin.reports[2].miss_reasons
     assert "its traced run took" in twin.reports[3].miss_reasons[0]
     monkeypatch.setattr(runner, "PLAIN_MARGIN", float("inf"))  # (fusion "wins": kept, after one timed run)
+    monkeypatch.setattr(runner, "RETIME", float("inf"))  # (by far)
     twin = Twin(_setup, backend="cpu")
     from jupyter_fuse.cache import PLAN_CACHE
 
