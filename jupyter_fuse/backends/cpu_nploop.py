@@ -111,6 +111,16 @@ def loop_node(op: str, dtype: np.dtype, strides: tuple[int, ...], j: int) -> Nod
     return Node.make("nploop", (), (op, dtype.str, strides, j), None, ())
 
 
+def available(op: str, dtype: np.dtype, strides: tuple[int, ...]) -> bool:
+    """Does this NumPy give its loop for ``op`` on ``dtype`` at these strides (its API is experimental: where
+    it does not, the kernel calls C's function, as before)?"""
+    try:
+        _pointers(op, dtype.str, strides)
+    except Exception:  # noqa: BLE001 - any failure of a private API means: not this way
+        return False
+    return True
+
+
 def loop_value(node: Node) -> int:
     """A ``loop_node``'s value in this process."""
     op, dtype, strides, j = node.params

@@ -815,8 +815,10 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
         return
     cast_args = [_arg(ctx, node, i, operands[i], ins[i]) for i in range(len(node.args))]
     if ctx.blocked and cpu_nploop.routed(op, ins, out, node.dtype) and SCALAR_MATH not in node.params:  # (C's pow)
-        lines.append(_call(ctx, node, name, cast_args, out, lines))
-        return
+        strides = tuple(0 if st else out.itemsize for st in cpu_nploop.steady(node)) + (out.itemsize,)
+        if cpu_nploop.available(op, out, strides):
+            lines.append(_call(ctx, node, name, cast_args, out, strides, lines))
+            return
     expr = expression(node, cast_args, ins, out, ctx.helpers)
     lines.append(f"{name} = {_result(expr, out, node.dtype)}")
 
@@ -935,7 +937,8 @@ def _render_elementwise(ctx: _Ctx) -> list[str]:
     return _loops(nd, inner, lines)
 
 
-def _call(ctx: _Ctx, node: Node, name: str, args: list[str], dtype: np.dtype, lines: list[str]) -> str:
+def _call(ctx: _Ctx, node: Node, name: str, args: list[str], dtype: np.dtype, strides: tuple[int, ...],
+          lines: list[str]) -> str:
     """``name = node`` by NumPy's own loop (cpu_nploop): a marker line ``cpu_nploop.place`` expands, once the
     kernel's loops are written, into a call on blocks of elements. Operands are variables (a cast is computed
     into one first) or scalar arguments (``p3``)."""
@@ -947,9 +950,7 @@ def _call(ctx: _Ctx, node: Node, name: str, args: list[str], dtype: np.dtype, li
             lines.append(f"{v} = {arg}")
             arg = v
         names.append(arg)
-    steady = cpu_nploop.steady(node)
-    item = dtype.itemsize
-    strides = tuple(0 if st else item for st in steady) + (item,)
+    steady = [st == 0 for st in strides[:-1]]
     loop = [ctx.param(cpu_nploop.loop_node(node.op, dtype, strides, j), np.dtype(np.intp)) for j in range(3)]
     ctx.calls.append(cpu_nploop.Call(name, node.op, names, steady, dtype, loop))
     return cpu_nploop.marker(len(ctx.calls) - 1)

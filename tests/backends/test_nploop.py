@@ -94,3 +94,16 @@ def test_calls_that_do_not_feed_each_other_share_a_pass_over_the_block():
     body = k["source"].split("def _kernel_seq")[0]
     assert body.count("for i0 in range(lo_") == 3 and body.count("NumPy's own loop") == 3, body
     assert np.array_equal(f.ns["y"], ref["y"])
+
+
+def test_a_loop_numpy_does_not_give_is_computed_with_cs_function(monkeypatch):
+    """NumPy's low-level ufunc API is experimental: where it fails, the kernel calls C's function, as before."""
+    monkeypatch.setattr(cpu_nploop, "_pointers", lambda *a: (_ for _ in ()).throw(RuntimeError("no loop")))
+    monkeypatch.setattr("jupyter_fuse.backends._INSTANCES", {})  # (a new cpu backend: nothing rendered)
+    f = run_fused("y = np.tanh(x) * 3", _setup, backend="cpu")
+    assert f.error is None, f.error
+    (k,) = f.report.kernel_list
+    assert "np_loop" not in k["source"] and "np.tanh(v" in k["source"], k["source"]
+    ref = _setup()
+    exec("y = np.tanh(x) * 3", ref)
+    np.testing.assert_allclose(f.ns["y"], ref["y"], rtol=1e-15)
