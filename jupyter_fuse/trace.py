@@ -19,6 +19,7 @@ raises its own exception at the user's line before anything is traced.
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import math
 import opcode
@@ -979,7 +980,9 @@ class LazyArray:
             return  # (the same, for a value an array-like became above: a view of this very storage)
         node = node_of(value)
         if val is not None and val.dtype != self.dtype:
-            node = astype(val, self.dtype, count=False)._current()
+            # (into an empty region NumPy casts no element: no floating-point error, whatever np.errstate says)
+            with np.errstate(all="ignore") if target.size == 0 else contextlib.nullcontext():
+                node = astype(val, self.dtype, count=False)._current()
         elif val is None:
             node = self._s.const(value)
         target._write(node)

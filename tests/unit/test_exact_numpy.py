@@ -884,3 +884,11 @@ def test_a_float16_mean_is_laid_out_as_numpys_cast_back(source, opts):  # (gener
 def test_an_empty_result_of_an_untraced_call_written_in_place_keeps_its_strides(source, opts):  # (generator: seed 792996)
     """`np.tile` of an empty array has strides (4, 4), a new empty array (0, 0); NumPy's write keeps them."""
     check(source, "a = np.array([], np.int32)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("with np.errstate(invalid='raise'):\n    v[:0] = f",  # (generator: seed 995041)
+       "with np.errstate(invalid='raise'):\n    v[:, :0][...] = f[:, :1]")
+def test_an_assignment_into_an_empty_region_casts_nothing_so_raises_no_floating_point_error(source, opts):
+    """NumPy casts no element into an empty region: a NaN among the values raises nothing under np.errstate."""
+    check(source, "v = np.zeros((2, 3), np.int8)\nf = np.array([[np.nan, 1.0, 2.0]], np.float32)", **opts)
