@@ -1544,7 +1544,8 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
         # does when no reduced axis comes before it; one of at most 128 is one leaf, summed in the kernel)
         n_static = math.prod(space[d] for d in run_big)
         seq_big = [d for d in red_dims if d not in run and space[d] != 1]
-        tree = bool(run_big) and bool(pw) and (n_static >= 8 or bool(seq_big))
+        # (an empty run has no leaf: its sums stay their start, as NumPy's sum of nothing; pw_leaf reads one)
+        tree = bool(run_big) and bool(pw) and n_static > 0 and (n_static >= 8 or bool(seq_big))
         # per output element (one row for a softmax): each stage is a pass over the reduced axes
         seq_dims = [d for d in red_dims if d not in run]
         run_index = " + ".join(f"i{d}" + "".join(f" * s{e}" for e in run_big[j + 1:]) for j, d in enumerate(run_big))

@@ -892,3 +892,17 @@ def test_an_empty_result_of_an_untraced_call_written_in_place_keeps_its_strides(
 def test_an_assignment_into_an_empty_region_casts_nothing_so_raises_no_floating_point_error(source, opts):
     """NumPy casts no element into an empty region: a NaN among the values raises nothing under np.errstate."""
     check(source, "v = np.zeros((2, 3), np.int8)\nf = np.array([[np.nan, 1.0, 2.0]], np.float32)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("v4 = np.diff(x * 2, 2)\nv7 = v4.var(axis=(0, 2))",  # (generator: seed 990017)
+       "v4 = np.diff(x * 2, 2)\nv7 = v4.sum(axis=(0, 2))\nv8 = v4.mean(axis=(0, 2))")
+def test_a_pairwise_reduction_over_an_empty_run_sums_nothing(source, opts):
+    """A reduction whose innermost reduced axis is empty (a second diff of a length-2 axis) has no pairwise leaf:
+    the kernel read one element past its empty buffer (what lay there: a replay's variance came out -inf, not
+    nan). It sums nothing now, and calls no leaf sum."""
+    setup = "x = np.arange(12, dtype=np.float32).reshape(2, 3, 2)"
+    for _ in range(3):  # (the first run, then replays)
+        f = check(source, setup, **opts)
+    if opts["backend"] == "cpu":
+        assert not any("pw_leaf(" in (k.get("source") or "") for k in f.report.kernel_list)
