@@ -72,18 +72,25 @@ class Unplaced(Exception):
 @dataclass
 class Call:
     """``out = np.<op>(*args)`` by NumPy's loop: ``args`` are variables or scalar arguments (``p3``);
-    ``steady`` marks those NumPy reads with stride 0; ``loop`` names the kernel's three integer arguments
-    (the loop, its context, its auxiliary data)."""
+    ``strides`` the byte strides NumPy reads them with (``loop_strides``); ``loop`` names the kernel's three
+    integer arguments (the loop, its context, its auxiliary data)."""
     out: str
     op: str
     args: list[str]
-    steady: list[bool]
+    strides: tuple[int, ...]
     dtype: np.dtype
     loop: list[str]
 
 
 def marker(i: int) -> str:
     return f"#np_loop {i}"
+
+
+def loop_strides(node: Node, dtype: np.dtype) -> tuple[int, ...]:
+    """The byte strides of NumPy's call for ``node`` in ``dtype``: 0 for ``steady`` operands, else the item
+    size; the output's last."""
+    item = dtype.itemsize
+    return tuple(0 if st else item for st in steady(node)) + (item,)
 
 
 def steady(node: Node) -> list[bool]:
@@ -208,17 +215,24 @@ def _ancestors(body: list[str], h: int) -> list[int]:
 
 
 def _single(c: Call) -> list[str]:
+    """The call on one element: every operand in a one-element buffer of its own (``k``)."""
     lines = [f"b{c.out} = np.empty(1, np.{c.dtype.name})"]
-    ptrs = []
-    for a, st in zip(c.args, c.steady):
-        lines += [f"k{a} = np.empty(1, np.{c.dtype.name})", f"k{a}[0] = {a}"]
-        ptrs.append(f"k{a}.ctypes.data, {0 if st else c.dtype.itemsize}")
-    lines.append(_invoke(c, "1", ptrs))
-    return lines + [f"{c.out} = b{c.out}[0]"]
+    for a in c.args:
+        lines += _one(a, c.dtype)
+    return lines + [_invoke(c, "1", "k" * len(c.args)), f"{c.out} = b{c.out}[0]"]
 
 
-def _invoke(c: Call, n: str, ptrs: list[str]) -> str:
-    return (f"np_loop{len(c.args)}({', '.join(c.loop)}, {n}, {', '.join(ptrs)}, b{c.out}.ctypes.data, "
+def _one(a: str, dtype: np.dtype) -> list[str]:
+    """A one-element buffer (``k``) holding ``a``: a scalar argument NumPy reads with stride 0, or a value of
+    a call on one element."""
+    return [f"k{a} = np.empty(1, np.{dtype.name})", f"k{a}[0] = {a}"]
+
+
+def _invoke(c: Call, n: str, buffers: str) -> str:
+    """The call on ``n`` elements; ``buffers`` says per operand whether it is in its block buffer (``b``) or
+    a one-element one (``k``)."""
+    ptrs = ", ".join(f"{k}{a}.ctypes.data, {st}" for k, a, st in zip(buffers, c.args, c.strides))
+    return (f"np_loop{len(c.args)}({', '.join(c.loop)}, {n}, {ptrs}, b{c.out}.ctypes.data, "
             f"{c.dtype.itemsize})  # {c.out} = np.{c.op}({', '.join(c.args)}): NumPy's own loop")
 
 
@@ -252,7 +266,7 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
     blocks = f"(({hi} - ({lo}) + {BLOCK - 1}) // {BLOCK})"
     alloc = [f"b{v} = np.empty({BLOCK}, np.{dtypes[v].name})" for v in sorted(kept, key=lambda v: int(v[1:]))]
     for c in mine:
-        alloc += [ln for a in c.args if a[0] == "p" for ln in (f"k{a} = np.empty(1, np.{c.dtype.name})", f"k{a}[0] = {a}")]
+        alloc += [ln for a in c.args if a[0] == "p" for ln in _one(a, c.dtype)]
     lines = []
     if here:  # (a parallel loop: each thread's share of CHUNK blocks makes its buffers once)
         lines = [f"for ch_{serial} in prange(({blocks} + {CHUNK - 1}) // {CHUNK}):"] + ["    " + ln for ln in alloc]
@@ -271,9 +285,7 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
         if part:
             lines += [f"    for {i} in range({lo_}, {lo_} + {n_}):"] + ["        " + ln for ln in part]
         for c in at[s] if s < len(at) else ():
-            ptrs = [f"{'k' if a[0] == 'p' else 'b'}{a}.ctypes.data, {0 if st else c.dtype.itemsize}"
-                    for a, st in zip(c.args, c.steady)]
-            lines.append("    " + _invoke(c, n_, ptrs))
+            lines.append("    " + _invoke(c, n_, "".join("k" if a[0] == "p" else "b" for a in c.args)))
     if here:  # (the block loop inside the chunk loop)
         cut = 1 + len(alloc)
         lines = lines[:cut] + ["    " + ln for ln in lines[cut:]]

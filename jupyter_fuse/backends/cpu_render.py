@@ -815,7 +815,7 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
         return
     cast_args = [_arg(ctx, node, i, operands[i], ins[i]) for i in range(len(node.args))]
     if ctx.blocked and cpu_nploop.routed(op, ins, out, node.dtype) and SCALAR_MATH not in node.params:  # (C's pow)
-        strides = tuple(0 if st else out.itemsize for st in cpu_nploop.steady(node)) + (out.itemsize,)
+        strides = cpu_nploop.loop_strides(node, out)
         if cpu_nploop.available(op, out, strides):
             lines.append(_call(ctx, node, name, cast_args, out, strides, lines))
             return
@@ -950,9 +950,8 @@ def _call(ctx: _Ctx, node: Node, name: str, args: list[str], dtype: np.dtype, st
             lines.append(f"{v} = {arg}")
             arg = v
         names.append(arg)
-    steady = [st == 0 for st in strides[:-1]]
     loop = [ctx.param(cpu_nploop.loop_node(node.op, dtype, strides, j), np.dtype(np.intp)) for j in range(3)]
-    ctx.calls.append(cpu_nploop.Call(name, node.op, names, steady, dtype, loop))
+    ctx.calls.append(cpu_nploop.Call(name, node.op, names, strides[:-1], dtype, loop))
     return cpu_nploop.marker(len(ctx.calls) - 1)
 
 
