@@ -61,6 +61,8 @@ def routed(op: str, ins: list[np.dtype], out: np.dtype, result: np.dtype) -> boo
 
 BLOCK = 512  # elements computed before each call of NumPy's loop: a few buffers of them stay in L1
 CHUNK = 16  # blocks a thread of a parallel loop computes in a row, with one set of buffers
+SHARES = 4  # shares per thread of a parallel loop around a blocked one (each makes its buffers once)
+SHARES_MARK = "# shares of the threads' work"  # (the kernel then takes an ``nthreads`` argument)
 
 
 class Unplaced(Exception):
@@ -196,10 +198,42 @@ def place(body: list[str], calls: list[Call], dtypes: dict[str, np.dtype]) -> li
         here = head.group(2) == "prange"  # (its blocks are the threads' work: each makes its buffers)
         blocked, alloc = _blocks(head, inner, calls, dtypes, serial, here)
         body[h:end] = ["    " * top + ln for ln in blocked]
-        if not here:  # once per thread: inside the outermost parallel loop around it, else at the start
+        if not here:  # once per thread: in each share of the outermost parallel loop around it, else at the start
             par = [i for i in _ancestors(body, h) if " in prange(" in body[i]]
+            if par and _HEAD.match(body[par[-1]].strip()):  # (not yet cut into shares: see _shares)
+                body[par[-1]:] = _shares(body[par[-1]:], serial)
+                par[-1] += 1
             at = par[-1] + 1 if par else 0
             body[at:at] = ["    " * (_depth(body[par[-1]]) + 1 if par else 0) + ln for ln in alloc]
+
+
+def _shares(body: list[str], serial: int) -> list[str]:
+    """``body``, headed by a parallel loop ``for iK in prange(...)``, with that loop cut into a few shares
+    per thread (``for sh_N in prange(ns_N)``, each running its part of ``iK`` in order): buffers made at the
+    top of a share are made a few times per thread, not once per ``iK`` (a 64x64 kernel's rows: 64 times
+    six buffers took a third of its time)."""
+    top = _depth(body[0])
+    i, _, bounds = _HEAD.match(body[0].strip()).groups()
+    end = 1
+    while end < len(body) and _depth(body[end]) > top:
+        end += 1
+    lo, hi = _bounds(bounds)
+    size, ns, sh = f"({hi} - ({lo}))", f"ns_{serial}", f"sh_{serial}"
+    pad = "    " * top
+    return [pad + f"{ns} = max(1, min({size}, {SHARES} * nthreads))  {SHARES_MARK}",
+            pad + f"for {sh} in prange({ns}):",
+            pad + f"    for {i} in range({lo} + {sh} * {size} // {ns}, {lo} + ({sh} + 1) * {size} // {ns}):"] \
+        + ["    " + ln for ln in body[1:end]] + body[end:]
+
+
+def _bounds(bounds: str) -> tuple[str, str]:
+    """A loop head's ``range`` arguments ``lo, hi`` or ``hi`` as (lo, hi) (the comma outside parentheses)."""
+    depth, split = 0, None
+    for pos, ch in enumerate(bounds):
+        depth += ch == "(" or -(ch == ")")
+        if ch == "," and depth == 0:
+            split = pos
+    return ("0", bounds) if split is None else (bounds[:split].strip(), bounds[split + 1:].strip())
 
 
 def _ancestors(body: list[str], h: int) -> list[int]:
@@ -241,12 +275,7 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
     """The loop ``head`` over ``inner`` (its body's statements, marks among them) in blocks of ``BLOCK``, and
     the buffers it needs (made inside each block where ``here``: a parallel loop's blocks are its threads')."""
     i, rng, bounds = head.groups()
-    depth, split = 0, None
-    for pos, ch in enumerate(bounds):  # (``lo, hi`` or ``hi``: the comma outside parentheses)
-        depth += ch == "(" or -(ch == ")")
-        if ch == "," and depth == 0:
-            split = pos
-    lo, hi = ("0", bounds) if split is None else (bounds[:split].strip(), bounds[split + 1:].strip())
+    lo, hi = _bounds(bounds)
     segments, at = _levels(inner, calls)
     mine = [c for level in at for c in level]
     outs = {c.out for c in mine}  # (held in their buffers: every later segment reading one loads it)

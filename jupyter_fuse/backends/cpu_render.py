@@ -656,6 +656,7 @@ def render(kernel: Kernel) -> Rendered:
         except cpu_nploop.Unplaced:  # (a loop of another shape around it: C's functions, as before)
             ctx = _Ctx(kernel, blocked=False)
             body, full = _render_body(ctx)
+    full = full or any(cpu_nploop.SHARES_MARK in ln for ln in body)  # (its shares per thread: nthreads)
     nd = len(kernel.shape)
     args = [f"s{d}" for d in range(nd)] + [f"p{i}" for i in range(len(ctx.params))] \
         + [a for j in range(len(ctx.reads)) for a in _read_args(j, ctx.flat.get(j))] \

@@ -15,7 +15,7 @@ N = 1300  # (two blocks and a part: cpu_nploop.BLOCK is 512)
 def _setup() -> dict:
     rng = np.random.default_rng(3)
     return {"np": np, "x": rng.random(N) * 4 - 1, "X": rng.random((5, N)) * 3, "w": rng.random(N) + 0.5,
-            "f": (rng.random(N) * 4).astype(np.float32), "s": np.float64(0.75)}
+            "f": (rng.random(N) * 4).astype(np.float32), "s": np.float64(0.75), "Y": rng.random((67, 33))}
 
 
 CELLS = [
@@ -32,6 +32,7 @@ CELLS = [
     "y = np.sin(X).argmax(axis=1)",  # a branch in the loop, after the call
     "y = np.log(X).var(axis=0)\nz = np.cos(x).std()",
     "y = float(np.exp(x[3]) + np.tanh(s))",  # 0-d: one element at a time
+    "y = np.exp(Y * 2.0) - Y",  # short rows: each share of the rows makes its buffers (67 rows, uneven shares)
 ]
 
 
@@ -107,3 +108,17 @@ def test_a_loop_numpy_does_not_give_is_computed_with_cs_function(monkeypatch):
     ref = _setup()
     exec("y = np.tanh(x) * 3", ref)
     np.testing.assert_allclose(f.ns["y"], ref["y"], rtol=1e-15)
+
+
+def test_a_parallel_loop_around_blocks_is_cut_into_shares_that_make_their_buffers_once():
+    """Rows of 64: the buffers were made per row (64 times six for n-body's forces: a third of the kernel's
+    time); each of a few shares per thread makes them once now, then runs its rows."""
+    f = run_fused("y = np.exp(Y) * 2.0", _setup, backend="cpu")
+    (k,) = f.report.kernel_list
+    body = k["source"].split("def _kernel_seq")[0]
+    lines = body.splitlines()
+    share = next(i for i, ln in enumerate(lines) if " in prange(ns_" in ln)
+    alloc = next(i for i, ln in enumerate(lines) if "np.empty(512" in ln)
+    rows = next(i for i, ln in enumerate(lines) if ln.strip().startswith("for i0 in range("))
+    assert share < alloc < rows, body
+    assert "nthreads" in lines[next(i for i, ln in enumerate(lines) if "def _kernel_par" in ln)], body
