@@ -472,10 +472,7 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
         kw["dtype"] = dtype
     if ddof is not None:
         kw["ddof"] = ddof
-    tiny = np.zeros(tuple(min(d, 1) for d in x.shape), x.dtype)
-    with _quiet(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        r = REDUCTIONS[name](tiny, **kw)  # NumPy validates axis/dtype and picks the dtype
+    rdtype, array_result = _reduce_rule(name, x, kw)
     if x.ndim == 0:  # NumPy lets a 0-d array reduce over axis 0 or -1: a no-op, the axis kept as given
         axes, naxis = (), None if axis is None else _hashable_axis(axis)
     elif name in ("argmax", "argmin"):
@@ -502,13 +499,39 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
         return r
     params = (("axis", naxis), ("keepdims", bool(keepdims)),
               ("dtype", None if dtype is None else np.dtype(dtype).str), ("ddof", ddof))
-    node = session().bind(name, (x._current(),), params, np.asarray(r).dtype, shape)
+    node = session().bind(name, (x._current(),), params, rdtype, shape)
     # keepdims on a 0-d array gives an array; anything a NumPy scalar reduces to is a scalar
-    return fresh(node, scalar=shape == () and (x.scalar or not isinstance(r, np.ndarray)))
+    return fresh(node, scalar=shape == () and (x.scalar or not array_result))
+
+
+_REDUCE_RULES: dict[tuple, tuple[np.dtype, bool]] = {}  # NumPy's answers for a reduction, by what decides them
+
+
+def _reduce_rule(name: str, x: "LazyArray", kw: dict) -> tuple[np.dtype, bool]:
+    """The result dtype of reduction ``name`` on ``x`` with NumPy's keywords ``kw``, and whether NumPy
+    gives an array (not a scalar): NumPy validates axis/dtype/ddof on a tiny array of x's dtype and rank
+    (raising its own error), once per distinct question (a loop's ``float(r.sum())`` asks it every step)."""
+    tiny = tuple(min(d, 1) for d in x.shape)
+    key: tuple | None = (name, x.dtype, tiny, *((k, type(v), v) for k, v in kw.items()))
+    try:
+        got = _REDUCE_RULES.get(key)
+    except TypeError:  # (an axis given as a list: asked of NumPy every time)
+        key, got = None, None
+    if got is None:
+        with _quiet(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = REDUCTIONS[name](np.zeros(tiny, x.dtype), **kw)
+        got = (np.asarray(r).dtype, isinstance(r, np.ndarray))
+        if key is not None:
+            _remember(_REDUCE_RULES, key, got)
+    return got
 
 
 def _hashable_axis(axis: Any) -> Any:
     return tuple(map(operator.index, axis)) if isinstance(axis, (tuple, list)) else operator.index(axis)
+
+
+_MATMUL_RULES: dict[tuple, np.dtype] = {}  # NumPy's result dtype of a matmul, by operand dtypes and probe shapes
 
 
 def matmul(a: Any, b: Any) -> "LazyArray":
@@ -523,7 +546,10 @@ def matmul(a: Any, b: Any) -> "LazyArray":
     # Probes keep the contracted dimension (so mismatches raise) and shrink the rest.
     pa = sa if len(sa) == 1 else (1,) * (len(sa) - 2) + (min(sa[-2], 1), sa[-1])
     pb = sb if len(sb) == 1 else (1,) * (len(sb) - 2) + (sb[-2], min(sb[-1], 1))
-    r = np.matmul(np.zeros(pa, a.dtype), np.zeros(pb, b.dtype))
+    key = (a.dtype, b.dtype, pa, pb)
+    rdtype = _MATMUL_RULES.get(key)
+    if rdtype is None:  # (NumPy raises its own error for a mismatch; asked once per distinct question)
+        rdtype = _remember(_MATMUL_RULES, key, np.matmul(np.zeros(pa, a.dtype), np.zeros(pb, b.dtype)).dtype)
     batch = np.broadcast_shapes(sa[:-2], sb[:-2])
     core = (sa[-2:-1] if len(sa) > 1 else ()) + (sb[-1:] if len(sb) > 1 else ())
     axes = views.matmul_batch_order(batch, [a._ghost(), b._ghost()]) if len(batch) > 1 else None
@@ -533,7 +559,7 @@ def matmul(a: Any, b: Any) -> "LazyArray":
         a, b = (x if x.ndim < 2 else _along(x, batch + x.shape[-2:], inner) for x in (a, b))
         batch = tuple(batch[d] for d in axes)
     shape = batch + core
-    node = session().bind("matmul", (a._current(), b._current()), (), np.asarray(r).dtype, shape)
+    node = session().bind("matmul", (a._current(), b._current()), (), rdtype, shape)
     out = fresh(node, scalar=shape == ())
     if axes is None:
         return out
