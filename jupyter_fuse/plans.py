@@ -40,7 +40,7 @@ class Template:
     dependency order; ``leaves`` are the positions of the values it reads, ``outs`` of the values
     it keeps (targets, live arrays, storages of kept views)."""
 
-    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared", "inner", "where")
+    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared", "inner", "where", "leaf_nodes")
 
     def __init__(self, plan: fuse.Plan, frame: list[Node], values: dict, where: tuple = ()) -> None:
         self.plan, self.frame, self.where = plan, frame, where  # where: its views' own places (``key``)
@@ -53,6 +53,7 @@ class Template:
                        for b in plan.breaks]
         self.prepared: dict[int, Callable[[dict, Any], None]] = {}  # id(backend) -> launcher of the plan
         self.inner: list[tuple[int, int]] | None = None  # see kept_inside
+        self.leaf_nodes: list[Node] | None = None  # the frame's nodes at ``leaves`` (made at the first run)
 
     def moved(self, frame: list[Node], where: tuple) -> "Template | None":
         """This plan on ``frame``, a graph with this template's key whose views lie elsewhere: the same
@@ -69,7 +70,7 @@ class Template:
         except KeyError:
             return None
         t = copy.copy(self)  # (positions, cuts: the same)
-        t.plan, t.frame, t.where, t.prepared, t.inner = plan, frame, where, {}, None
+        t.plan, t.frame, t.where, t.prepared, t.inner, t.leaf_nodes = plan, frame, where, {}, None, None
         return t
 
     def kept_inside(self) -> list[tuple[int, int]]:
@@ -83,7 +84,9 @@ class Template:
         """Run the plan on the graph whose leaves are ``leaves`` (values in ``values``): the kept
         values come back under ``outs`` (that graph's nodes at this template's ``outs``)."""
         frame = self.frame
-        local = {frame[i]: values[n] for i, n in zip(self.leaves, leaves)}
+        if self.leaf_nodes is None:
+            self.leaf_nodes = [frame[i] for i in self.leaves]
+        local = dict(zip(self.leaf_nodes, map(values.__getitem__, leaves)))  # (in C: thousands of constants)
         run = self.prepared.get(id(backend))
         if run is not None:
             run(local, report)
