@@ -282,7 +282,9 @@ class Tape:
                       {"ops": r.ops, "syncs": list(r.syncs), "graph": r.graph, "nodes": r.nodes,
                        "graph_truncated": r.graph_truncated,
                        "breaks": list(r.breaks), "fallbacks": list(r.fallbacks),
-                       "bound_writes": list(r.bound_writes), "meanwhile": r._meanwhile})
+                       "bound_writes": list(r.bound_writes), "meanwhile": r._meanwhile,
+                       "launches": r.kernels,
+                       "kernel_bytes": sum(k["bytes_read"] + k["bytes_written"] for k in r.kernel_list)})
         entry.modules, entry.random = tuple(self.modules.items()), self.random
         entry.generators = tuple((g._handle, g._handle.path) for g in self.s.generators.values()
                                  if g._handle.path is not None)
@@ -653,6 +655,15 @@ def _program(entry: Entry, backend: Any, report: Any) -> Any:
             entry.program_error = (f"replayed kernel by kernel (compiling it as one program failed: "
                                    f"{type(job.error).__name__}: {job.error})")
     return entry.program or None
+
+
+def compiling(entry: Entry, backend: Any, report: Any) -> bool:
+    """Is the entry's program compiling in the background (its build started here, if not yet)? A replay
+    now would run kernel by kernel; False where no program will come (none pays, or compiles run at once)."""
+    if not compiler.background() or getattr(backend, "compile_block", None) is None or errors_raise():
+        return False
+    _program(entry, backend, report)
+    return bool(entry.program_jobs) and not entry.program_jobs[0].done.is_set()
 
 
 def _make_program(entry: Entry, backend: Any, now: bool) -> None:

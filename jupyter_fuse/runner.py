@@ -9,9 +9,9 @@ import os
 import time
 from typing import Any
 
-from . import fmt
+from . import fmt, program
 from .backends import compiler, get_backend
-from .cache import PLAN_CACHE, Abandon, Tape, replay, warn_storm
+from .cache import PLAN_CACHE, Abandon, Tape, compiling, replay, warn_storm
 from .capture import CellContext, Namespace, finalize
 from .guards import scan
 from .ir import format_graph
@@ -48,6 +48,15 @@ RETIME = 0.5
 # bench/realworld.py's loops): it counts as FIRST_REPLAY_MARGIN times slower than it was, and a replay
 # kept so is judged again when settled.
 FIRST_REPLAY_MARGIN = 2.5
+# While numba compiles a replay as one program (in the background, between cells), a replay runs kernel
+# by kernel: thousands of tiny kernels (a pixel-at-a-time loop, a tridiagonal sweep, an RK4 step of a
+# few scalars) cost about LAUNCH_COST each in launching, 10-60x NumPy's own time for the cell. Where the
+# launches would cost more than the kernels' own work (the bytes they move, at KERNEL_BYTES_PER_S: the
+# first run's kernels ran as NumPy while they compiled, so their times tell NumPy's overheads, not the
+# work), such a run is plain NumPy instead (timed: it counts when the replay is judged), until the
+# program is ready.
+LAUNCH_COST = 10e-6
+KERNEL_BYTES_PER_S = 5e9
 
 
 class KernelCountError(AssertionError):
@@ -82,7 +91,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         if cache and _runs_plain(key):
             return _run_plain(key, source, namespace, engine, options, filename)
         if cache:
-            hit, misses = _try_replay(key, source, namespace, engine, options)
+            hit, misses = _try_replay(key, source, namespace, engine, options, filename)
             if hit is not None:
                 _check_kernels(hit, expect_kernels)
                 return hit
@@ -139,8 +148,10 @@ def _check_kernels(report: Report, expect_kernels: int | None) -> None:
             f"{report.kernels}:\n{report!r}")
 
 
-def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: dict) -> tuple[Report | None, list]:
-    """A replay of the cell's plan if every guard of one of its entries holds; else why not."""
+def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: dict,
+                filename: str | None = None) -> tuple[Report | None, list]:
+    """A replay of the cell's plan if every guard of one of its entries holds; else why not. (Or the cell
+    as plain NumPy while its replay compiles, where a replay kernel by kernel would cost more: LAUNCH_COST.)"""
     t0 = time.perf_counter()
     entry, misses = PLAN_CACHE.lookup(key, namespace)
     t_guard = time.perf_counter() - t0
@@ -148,6 +159,15 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
         return None, misses
     report = Report(backend=engine.name)
     report.source, report.options = source, options
+    info = entry.report
+    launching, work = LAUNCH_COST * info.get("launches", 0), info.get("kernel_bytes", 0) / KERNEL_BYTES_PER_S
+    if launching > work and info.get("launches", 0) >= program.MIN_LAUNCHES \
+            and options.get("compile_plan", True) and os.environ.get("JUPYTER_FUSE_PLAIN", "on") != "off" \
+            and compiling(entry, engine, report):
+        why = (f"ran as plain NumPy while numba compiles its replay as one program: replayed kernel by kernel, "
+               f"its {fmt.plural(info['launches'], 'kernel launch', 'kernel launches')} would take about "
+               f"{fmt.seconds(launching)} to launch, for {fmt.nbytes(info['kernel_bytes'])} they move")
+        return _run_plain(key, source, namespace, engine, options, filename, why), []
     try:
         result = replay(entry, namespace, engine, report, compiled=options.get("compile_plan", True))
     except Abandon as e:
@@ -223,8 +243,11 @@ def _judge_first_replay(st: dict) -> None:
         st["replay_time"], st["replay_launches"], st["fused"], st["provisional"] = total, launches, "first replay", True
 
 
-def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: dict, filename: str | None) -> Report:
-    """The cell as plain NumPy (``PLAIN_MIN``'s comment): exactly what it does without ``%%fuse``."""
+def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: dict, filename: str | None,
+               compiling: str | None = None) -> Report:
+    """The cell as plain NumPy (``PLAIN_MIN``'s comment): exactly what it does without ``%%fuse``.
+    ``compiling``: why it runs so while its replay compiles (``LAUNCH_COST``); its time is kept for the
+    judgement of the replay."""
     __tracebackhide__ = True
     st = PLAN_CACHE.stats[key]
     report = Report(backend=engine.name)
@@ -242,6 +265,11 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
     finally:
         elapsed = time.perf_counter() - t0
         report.times["run"] = report.times["total"] = elapsed
+    report.result = result  # type: ignore[attr-defined]
+    if compiling is not None:
+        st["numpy_seen"] = min(elapsed, st.get("numpy_seen", elapsed))
+        report.miss_reasons = [f"{compiling}; NumPy took {fmt.seconds(elapsed)}"]
+        return report
     replay = fmt.seconds(st["replay_time"])
     launches = (f"{fmt.plural(st['replay_launches'], 'kernel launch', 'kernel launches')}, "
                 f"{st['outside']:.0%} of it outside kernels")
@@ -267,7 +295,6 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
                 st.pop(k, None)
             note += "; this run took much longer, so the next one tries fusion again"
     report.miss_reasons = [note]
-    report.result = result  # type: ignore[attr-defined]
     return report
 
 

@@ -235,3 +235,31 @@ def test_a_replay_kept_on_its_first_replays_time_waits_for_compiles_to_be_judged
     monkeypatch.setattr(runner.compiler, "pending", lambda: 0)
     states += [twin.run(DITHER).cache for _ in range(2)]
     assert states == ["miss", "hit", "numpy", "hit", "hit", "numpy"], states
+
+
+def test_a_replay_of_tiny_kernels_runs_as_plain_numpy_while_its_program_compiles(monkeypatch):
+    """Compiles in the background (as in a notebook): the second run would replay 4x5 pixels' kernels one by
+    one while numba compiles them as one program; their launches would cost more than the kernels' work, so
+    that run is plain NumPy (timed), and the run after the compile replays the program."""
+    import jupyter_fuse
+
+    monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "on")
+    monkeypatch.setenv("JUPYTER_FUSE_COMPILE", "background")
+    twin = Twin(_setup, backend="cpu")
+    twin.run(DITHER)
+    jupyter_fuse.wait_for_compiles()  # (the kernels: the program's compile starts at the next run)
+    states = [twin.run(DITHER).cache]
+    jupyter_fuse.wait_for_compiles()
+    states.append(twin.run(DITHER).cache)
+    assert states == ["numpy", "hit"], states
+    why = twin.reports[1].miss_reasons[0]
+    assert "while numba compiles its replay as one program" in why and "kernel launches would take" in why, why
+    assert twin.reports[2].program, twin.reports[2].program_note
+    monkeypatch.setattr(runner, "LAUNCH_COST", 0.0)  # (launching "costs nothing": the replay runs kernel by kernel)
+    runner.PLAN_CACHE.clear()
+    twin = Twin(_setup, backend="cpu")
+    twin.run(DITHER)
+    jupyter_fuse.wait_for_compiles()
+    assert twin.run(DITHER).cache == "hit", twin.reports[1].miss_reasons
+    assert "while numba compiles it as one program" in twin.reports[1].program_note, twin.reports[1].program_note
+    jupyter_fuse.wait_for_compiles()
