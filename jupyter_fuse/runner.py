@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import math
 import os
 import time
 from typing import Any
@@ -54,7 +55,8 @@ FIRST_REPLAY_MARGIN = 2.5
 # launches would cost more than the kernels' own work (the bytes they move, at KERNEL_BYTES_PER_S: the
 # first run's kernels ran as NumPy while they compiled, so their times tell NumPy's overheads, not the
 # work), such a run is plain NumPy instead (timed: it counts when the replay is judged), until the
-# program is ready.
+# program is ready; where it comes loose (most launches still one by one) or not at all, those launches
+# are judged against that NumPy time without a replay to time first.
 LAUNCH_COST = 10e-6
 KERNEL_BYTES_PER_S = 5e9
 
@@ -160,14 +162,24 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     report = Report(backend=engine.name)
     report.source, report.options = source, options
     info = entry.report
-    launching, work = LAUNCH_COST * info.get("launches", 0), info.get("kernel_bytes", 0) / KERNEL_BYTES_PER_S
-    if launching > work and info.get("launches", 0) >= program.MIN_LAUNCHES \
-            and options.get("compile_plan", True) and os.environ.get("JUPYTER_FUSE_PLAIN", "on") != "off" \
-            and compiling(entry, engine, report):
-        why = (f"ran as plain NumPy while numba compiles its replay as one program: replayed kernel by kernel, "
-               f"its {fmt.plural(info['launches'], 'kernel launch', 'kernel launches')} would take about "
-               f"{fmt.seconds(launching)} to launch, for {fmt.nbytes(info['kernel_bytes'])} they move")
-        return _run_plain(key, source, namespace, engine, options, filename, why), []
+    launches = info.get("launches", 0)
+    launching, work = LAUNCH_COST * launches, info.get("kernel_bytes", 0) / KERNEL_BYTES_PER_S
+    if launching > work and launches >= program.MIN_LAUNCHES and options.get("compile_plan", True) \
+            and os.environ.get("JUPYTER_FUSE_PLAIN", "on") != "off":
+        cost = (f"its {fmt.plural(launches, 'kernel launch', 'kernel launches')} would take about "
+                f"{fmt.seconds(launching)} to launch, for {fmt.nbytes(info['kernel_bytes'])} they move")
+        if compiling(entry, engine, report):
+            why = f"ran as plain NumPy while numba compiles its replay as one program: replayed kernel by kernel, {cost}"
+            return _run_plain(key, source, namespace, engine, options, filename, why), []
+        st = PLAN_CACHE.stats.get(key, {})
+        loose = 0 if entry.program_jobs else launches if not entry.program else entry.program.loose_launches
+        if 2 * loose >= launches and launching > PLAIN_MARGIN * st.get("numpy_seen", math.inf):
+            # (its compiled program, or none, leaves most launches to Python: NumPy, timed already, wins)
+            st["numpy_time"], st["replay_time"], st["replay_launches"] = st.pop("numpy_seen"), launching, launches
+            st["plain"], st["fused"], st["outside"] = True, "replay", 1.0
+            st["estimated"] = (f"its compiled program still launches {fmt.count(loose)} of them one by one"
+                               if entry.program else "it replays kernel by kernel") + f": {cost}"
+            return _run_plain(key, source, namespace, engine, options, filename), []
     try:
         result = replay(entry, namespace, engine, report, compiled=options.get("compile_plan", True))
     except Abandon as e:
@@ -287,11 +299,15 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
             verdict = "close: the next run times NumPy once more"
         once = "once" if seen is None else f"again ({fmt.seconds(seen)} the first time)"
         note = f"ran as plain NumPy {once}, to time it: {fmt.seconds(elapsed)}, where the {fused} took {replay} ({launches}): {verdict}"
+    elif "estimated" in st:  # (never replayed: judged by its launches, ``_try_replay``)
+        note = (f"ran as plain NumPy: fusion does not pay for this cell ({st['estimated']}; NumPy "
+                f"{fmt.seconds(st['numpy_time'])})")
     else:
         note = (f"ran as plain NumPy: fusion does not pay for this cell (its {fused} took {replay}, {launches}; "
                 f"NumPy {fmt.seconds(st['numpy_time'])})")
         if elapsed > PLAIN_DRIFT * st["numpy_time"]:  # (its inputs grew: the next run replays or traces)
-            for k in ("plain", "numpy_time", "numpy_seen", "replay_time", "replay_launches", "fused", "outside"):
+            for k in ("plain", "numpy_time", "numpy_seen", "replay_time", "replay_launches", "fused", "outside",
+                      "estimated"):
                 st.pop(k, None)
             note += "; this run took much longer, so the next one tries fusion again"
     report.miss_reasons = [note]

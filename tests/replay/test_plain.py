@@ -263,3 +263,34 @@ def test_a_replay_of_tiny_kernels_runs_as_plain_numpy_while_its_program_compiles
     assert twin.run(DITHER).cache == "hit", twin.reports[1].miss_reasons
     assert "while numba compiles it as one program" in twin.reports[1].program_note, twin.reports[1].program_note
     jupyter_fuse.wait_for_compiles()
+
+
+def test_a_replay_that_will_run_kernel_by_kernel_is_judged_by_its_launches_against_numpys_time(monkeypatch):
+    """Its program's build refused it (here by force): the replay would launch every tiny kernel one by one,
+    at a cost the plain run while it compiled shows NumPy beats, so it runs as plain NumPy for good, and says
+    why, without a slow replay to time first."""
+    import jupyter_fuse
+    from jupyter_fuse import cache, program
+
+    def refuse(*a):
+        raise program.NotCompiled("refused here")
+
+    monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "on")
+    monkeypatch.setenv("JUPYTER_FUSE_COMPILE", "background")
+    monkeypatch.setattr(cache.program, "build", refuse)
+    twin = Twin(_setup, backend="cpu")
+    twin.run(DITHER)
+    jupyter_fuse.wait_for_compiles()
+    states = [twin.run(DITHER).cache]
+    jupyter_fuse.wait_for_compiles()
+    states += [twin.run(DITHER).cache for _ in range(2)]
+    assert states == ["numpy", "numpy", "numpy"], states
+    for r in twin.reports[2:]:
+        why = r.miss_reasons[0]
+        assert "fusion does not pay" in why and "it replays kernel by kernel" in why and "to launch" in why, why
+    monkeypatch.setattr(runner, "LAUNCH_COST", 1e-12)  # (launching "costs nothing" next to NumPy: replayed)
+    runner.PLAN_CACHE.clear()
+    twin = Twin(_setup, backend="cpu")
+    twin.run(DITHER)
+    jupyter_fuse.wait_for_compiles()
+    assert twin.run(DITHER).cache == "hit"
