@@ -253,7 +253,7 @@ def _single(c: Call) -> list[str]:
     lines = [f"b{c.out} = np.empty(1, np.{c.dtype.name})"]
     for a in c.args:
         lines += _one(a, c.dtype)
-    return lines + [_invoke(c, "1", "k" * len(c.args)), f"{c.out} = b{c.out}[0]"]
+    return lines + [_invoke(c, "1", [f"k{a}.ctypes.data" for a in c.args]), f"{c.out} = b{c.out}[0]"]
 
 
 def _one(a: str, dtype: np.dtype) -> list[str]:
@@ -262,11 +262,11 @@ def _one(a: str, dtype: np.dtype) -> list[str]:
     return [f"k{a} = np.empty(1, np.{dtype.name})", f"k{a}[0] = {a}"]
 
 
-def _invoke(c: Call, n: str, buffers: str) -> str:
-    """The call on ``n`` elements; ``buffers`` says per operand whether it is in its block buffer (``b``) or
-    a one-element one (``k``)."""
-    ptrs = ", ".join(f"{k}{a}.ctypes.data, {st}" for k, a, st in zip(buffers, c.args, c.strides))
-    return (f"np_loop{len(c.args)}({', '.join(c.loop)}, {n}, {ptrs}, b{c.out}.ctypes.data, "
+def _invoke(c: Call, n: str, ptrs: list[str]) -> str:
+    """The call on ``n`` elements, operand ``k`` read from address ``ptrs[k]`` (a block buffer, a one-element
+    one, or the input itself: ``_direct``)."""
+    args = ", ".join(f"{ptr}, {st}" for ptr, st in zip(ptrs, c.strides))
+    return (f"np_loop{len(c.args)}({', '.join(c.loop)}, {n}, {args}, b{c.out}.ctypes.data, "
             f"{c.dtype.itemsize})  # {c.out} = np.{c.op}({', '.join(c.args)}): NumPy's own loop")
 
 
@@ -283,7 +283,12 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
     if any(_DEF.match(ln) for seg in segments for u in seg for ln in u[1:]) or any(
             a[0] == "v" and a not in made and a not in outs for c in mine for a in c.args):
         raise Unplaced(f"for {i}: a variable made in a branch, or an operand made outside the loop")
-    kept = outs | {a for c in mine for a in c.args if a[0] == "v"}
+    direct = _direct(segments, mine, outs, dtypes, i, f"lo_{serial}")
+    kept = outs | {a for c in mine for a in c.args if a[0] == "v" and a not in direct}
+    text = [ln for seg in segments for u in seg for ln in u]
+    dead = {a for a in direct if sum(len(re.findall(rf"\b{a}\b", ln)) for ln in text) == 1}  # (only its load)
+    segments = [[u for u in seg if not (len(u) == 1 and (_DEF.match(u[0]) or [None, None])[1] in dead)]
+                for seg in segments]
     loads = []
     for s, seg in enumerate(segments):
         later = [v for v in dict.fromkeys(_VAR.findall("\n".join(ln for u in seg for ln in u)))
@@ -314,11 +319,39 @@ def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[s
         if part:
             lines += [f"    for {i} in range({lo_}, {lo_} + {n_}):"] + ["        " + ln for ln in part]
         for c in at[s] if s < len(at) else ():
-            lines.append("    " + _invoke(c, n_, "".join("k" if a[0] == "p" else "b" for a in c.args)))
+            lines.append("    " + _invoke(c, n_, [f"k{a}.ctypes.data" if a[0] == "p" else direct[a] if a in direct
+                                                  else f"b{a}.ctypes.data" for a in c.args]))
     if here:  # (the block loop inside the chunk loop)
         cut = 1 + len(alloc)
         lines = lines[:cut] + ["    " + ln for ln in lines[cut:]]
     return lines, ([] if here else alloc)
+
+
+_LOAD = re.compile(r"(v\d+) = (in\d+)\[np\.uint64\((.*)\)\]")
+
+
+def _direct(segments: list[list[list[str]]], calls: list[Call], outs: set[str], dtypes: dict[str, np.dtype],
+            i: str, lo: str) -> dict[str, str]:
+    """Operands NumPy's loop reads straight from the kernel's input (their address at the block's start),
+    not copied into a buffer first: a load of an input element by the block's index itself (consecutive
+    elements, the stride the loop was fetched for) in the call's dtype. Not in an assignment's kernel
+    (``dst``), whose writes may land where its reads lie: there each element is loaded before any write."""
+    lines = [ln for seg in segments for u in seg for ln in u]
+    if any(ln.startswith("dst[") for ln in lines):
+        return {}
+    loads = {m.group(1): m for m in map(_LOAD.fullmatch, lines) if m}
+    out: dict[str, str] = {}
+    for c in calls:
+        for a, st in zip(c.args, c.strides):
+            m = loads.get(a)
+            if m is None or a in outs or dtypes.get(a) != c.dtype or st != c.dtype.itemsize:
+                continue
+            terms = m.group(3).split(" + ")  # (rejoined as split: a parenthesized term comes back whole)
+            if terms.count(i) != 1 or any(re.search(rf"\b{i}\b", t) for t in terms if t != i):
+                continue
+            offset = " + ".join(lo if t == i else t for t in terms)
+            out[a] = f"{m.group(2)}.ctypes.data + np.uint64({c.dtype.itemsize} * ({offset}))"
+    return out
 
 
 def _levels(inner: list[list[str]], calls: list[Call]) -> tuple[list[list[list[str]]], list[list[Call]]]:
