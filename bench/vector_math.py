@@ -2,12 +2,18 @@
 functions (JUPYTER_FUSE_NUMPY_LOOPS=off) and plain NumPy.
 
     .venv/bin/python bench/vector_math.py [--repeat 5]
+    .venv/bin/python bench/vector_math.py --blocks    # NumPy's tanh loop called whole or a block at a time
 
 Each cell is replayed (plan cache on, kernels compiled) with NumPy's loops in its kernels and, in a process
 of its own, with C's functions; "numpy" is plain ``exec`` of the cell. Times in ms, best of ``--repeat``.
 "bits": whether the replay left NumPy's values to the bit ("same") or only within rounding ("differ").
 "first": the cell's first run, its kernels compiled there (JUPYTER_FUSE_COMPILE=sync, an empty kernel
 cache): what numba's compile of the kernel costs, each way.
+
+``--blocks`` times NumPy's own float64 ``tanh`` loop (the one kernels call) on 100k elements from numba: once
+over the whole array, a block at a time (512, as kernels call it; 2048; 8192), and as a kernel does it (a
+block of 512, then a pass multiplying it by 2 into the output), beside ``np.tanh(x)`` and ``np.tanh(x) * 2``:
+where the tanh cell's time beyond NumPy's goes.
 """
 
 from __future__ import annotations
@@ -69,11 +75,52 @@ def measure(repeat: int) -> dict:
     return out
 
 
+def blocks(repeat: int) -> None:
+    import timeit
+
+    from numba import njit
+
+    from jupyter_fuse.backends.cpu_nploop import _pointers, np_loop1
+
+    x = np.random.default_rng(0).random(100_000) * 4 - 2
+    out = np.empty_like(x)
+    fn, ctx, aux, _ = _pointers("tanh", "float64", (8, 8))
+
+    @njit
+    def by_blocks(x, out, b):
+        for lo in range(0, x.size, b):
+            np_loop1(fn, ctx, aux, min(b, x.size - lo), x.ctypes.data + 8 * lo, 8, out.ctypes.data + 8 * lo, 8)
+
+    @njit
+    def as_kernel(x, out):
+        buf = np.empty(512)
+        for lo in range(0, x.size, 512):
+            n = min(512, x.size - lo)
+            np_loop1(fn, ctx, aux, n, x.ctypes.data + 8 * lo, 8, buf.ctypes.data, 8)
+            for i in range(n):
+                out[lo + i] = buf[i] * 2.0
+
+    def best(f) -> float:
+        f()
+        return min(timeit.repeat(f, number=50, repeat=repeat)) / 50 * 1e3
+
+    print("| NumPy's tanh loop on 100k float64 | ms |\n|---|---:|")
+    print(f"| np.tanh(x) | {best(lambda: np.tanh(x, out=out)):.3f} |")
+    print(f"| np.tanh(x) * 2 | {best(lambda: np.tanh(x) * 2):.3f} |")
+    for b in (100_000, 8192, 2048, 512):
+        print(f"| the loop, {'the whole array' if b == x.size else f'blocks of {b}'} | {best(lambda: by_blocks(x, out, b)):.3f} |")
+    print(f"| blocks of 512, each then times 2 into the output (as a kernel) | {best(lambda: as_kernel(x, out)):.3f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--blocks", action="store_true", help="time NumPy's tanh loop called whole or by blocks")
     a = ap.parse_args()
+    if a.blocks:
+        blocks(a.repeat)
+        return
     if a.child:
         print(json.dumps(measure(a.repeat)))
         return
