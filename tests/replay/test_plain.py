@@ -33,6 +33,7 @@ def suspicious(monkeypatch):
     monkeypatch.setattr(runner, "NUMPY_OP", 0.0)
     monkeypatch.setattr(runner, "PLAIN_MIN", 0.0)
     monkeypatch.setattr(runner, "PLAIN_OVERHEAD", -1.0)
+    monkeypatch.setattr(runner, "PLAIN_DRIFT", float("inf"))  # (a loaded machine's slow plain run is no drift here)
 
 
 def test_a_cell_numpy_runs_faster_runs_as_plain_numpy_and_says_why(suspicious, monkeypatch):
