@@ -170,16 +170,20 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
                 f"{fmt.seconds(launching)} to launch, for {fmt.nbytes(info['kernel_bytes'])} they move")
         if compiling(entry, engine, report):
             why = f"ran as plain NumPy while numba compiles its replay as one program: replayed kernel by kernel, {cost}"
-            return _run_plain(key, source, namespace, engine, options, filename, why), []
-        st = PLAN_CACHE.stats.get(key, {})
-        loose = 0 if entry.program_jobs else launches if not entry.program else entry.program.loose_launches
-        if 2 * loose >= launches and launching > PLAIN_MARGIN * st.get("numpy_seen", math.inf):
-            # (its compiled program, or none, leaves most launches to Python: NumPy, timed already, wins)
-            st["numpy_time"], st["replay_time"], st["replay_launches"] = st.pop("numpy_seen"), launching, launches
-            st["plain"], st["fused"], st["outside"] = True, "replay", 1.0
-            st["estimated"] = (f"its compiled program still launches {fmt.count(loose)} of them one by one"
-                               if entry.program else "it replays kernel by kernel") + f": {cost}"
-            return _run_plain(key, source, namespace, engine, options, filename), []
+            return _held(_run_plain(key, source, namespace, engine, options, filename, why), entry), []
+        # (its program built, or refused: None is not yet asked, where compiles run at once)
+        loose = 0 if entry.program is None else launches if not entry.program else entry.program.loose_launches
+        if 2 * loose >= launches > 0:  # (its compiled program, or none, leaves most launches to Python)
+            how = (f"its compiled program still launches {fmt.count(loose)} of them one by one" if entry.program
+                   else "it replays kernel by kernel") + f": {cost}"
+            st = PLAN_CACHE.stats[key]
+            if "numpy_seen" not in st:  # (NumPy's time first: the replay is judged against it, not run to be timed)
+                return _held(_run_plain(key, source, namespace, engine, options, filename, f"ran as plain NumPy: {how}"),
+                             entry), []
+            if launching > PLAIN_MARGIN * st["numpy_seen"]:
+                st["numpy_time"], st["replay_time"], st["replay_launches"] = st.pop("numpy_seen"), launching, launches
+                st["plain"], st["fused"], st["outside"], st["estimated"] = True, "replay", 1.0, how
+                return _held(_run_plain(key, source, namespace, engine, options, filename), entry), []
     try:
         result = replay(entry, namespace, engine, report, compiled=options.get("compile_plan", True))
     except Abandon as e:
@@ -203,6 +207,12 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     t["run"] = max(0.0, t["total"] - t_guard - t["compile"])
     _suspect(key, report, entry.hits >= 2 and not entry.program_jobs, entry if entry.hits == 1 else None)
     return report, []
+
+
+def _held(report: Report, entry: Any) -> Report:
+    """A plain run chosen over a replay whose guards held: its report lists them (the plan was there)."""
+    report.guards = list(entry.texts)
+    return report
 
 
 def _suspect(key: tuple, report: Report, warm: bool, first: Any = None) -> None:
@@ -330,6 +340,8 @@ def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:
     else:
         PLAN_CACHE.store(key, entry)
         r.cache, r.guards, r.miss_reasons = "miss", list(entry.texts), misses
+        if r.options.get("compile_plan", True):  # (numba compiles its replay as one program while the user reads)
+            compiling(entry, s.backend, r)
         advice = PLAN_CACHE.note(key, "miss", misses)
         if advice:
             warn_storm(advice)

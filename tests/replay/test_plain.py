@@ -239,37 +239,38 @@ def test_a_replay_kept_on_its_first_replays_time_waits_for_compiles_to_be_judged
 
 
 def test_a_replay_of_tiny_kernels_runs_as_plain_numpy_while_its_program_compiles(monkeypatch):
-    """Compiles in the background (as in a notebook): the second run would replay 4x5 pixels' kernels one by
-    one while numba compiles them as one program; their launches would cost more than the kernels' work, so
-    that run is plain NumPy (timed), and the run after the compile replays the program."""
+    """Compiles in the background (as in a notebook): the first run leaves numba compiling its replay as one
+    program; a second run before that ends would replay 4x5 pixels' kernels one by one, whose launches cost
+    more than the kernels' work, so it is plain NumPy (timed), and the run after the compile replays the
+    program."""
     import jupyter_fuse
 
     monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "on")
     monkeypatch.setenv("JUPYTER_FUSE_COMPILE", "background")
     twin = Twin(_setup, backend="cpu")
     twin.run(DITHER)
-    jupyter_fuse.wait_for_compiles()  # (the kernels: the program's compile starts at the next run)
-    states = [twin.run(DITHER).cache]
+    states = [twin.run(DITHER).cache]  # (at once: numba compiles only between cells)
     jupyter_fuse.wait_for_compiles()
     states.append(twin.run(DITHER).cache)
     assert states == ["numpy", "hit"], states
     why = twin.reports[1].miss_reasons[0]
     assert "while numba compiles its replay as one program" in why and "kernel launches would take" in why, why
+    assert twin.reports[1].guards, "the plan's guards held"
     assert twin.reports[2].program, twin.reports[2].program_note
+    jupyter_fuse.wait_for_compiles()
     monkeypatch.setattr(runner, "LAUNCH_COST", 0.0)  # (launching "costs nothing": the replay runs kernel by kernel)
     runner.PLAN_CACHE.clear()
     twin = Twin(_setup, backend="cpu")
     twin.run(DITHER)
-    jupyter_fuse.wait_for_compiles()
     assert twin.run(DITHER).cache == "hit", twin.reports[1].miss_reasons
     assert "while numba compiles it as one program" in twin.reports[1].program_note, twin.reports[1].program_note
     jupyter_fuse.wait_for_compiles()
 
 
 def test_a_replay_that_will_run_kernel_by_kernel_is_judged_by_its_launches_against_numpys_time(monkeypatch):
-    """Its program's build refused it (here by force): the replay would launch every tiny kernel one by one,
-    at a cost the plain run while it compiled shows NumPy beats, so it runs as plain NumPy for good, and says
-    why, without a slow replay to time first."""
+    """Its program's build refused it (here by force): a replay would launch every tiny kernel one by one.
+    The next run is plain NumPy, timed; its launches are judged against that time, and NumPy wins: plain
+    NumPy for good, each run saying why, without a slow replay to time first."""
     import jupyter_fuse
     from jupyter_fuse import cache, program
 
@@ -282,10 +283,10 @@ def test_a_replay_that_will_run_kernel_by_kernel_is_judged_by_its_launches_again
     twin = Twin(_setup, backend="cpu")
     twin.run(DITHER)
     jupyter_fuse.wait_for_compiles()
-    states = [twin.run(DITHER).cache]
-    jupyter_fuse.wait_for_compiles()
-    states += [twin.run(DITHER).cache for _ in range(2)]
+    states = [twin.run(DITHER).cache for _ in range(3)]
     assert states == ["numpy", "numpy", "numpy"], states
+    timed = twin.reports[1].miss_reasons[0]
+    assert timed.startswith("ran as plain NumPy: it replays kernel by kernel") and "to launch" in timed, timed
     for r in twin.reports[2:]:
         why = r.miss_reasons[0]
         assert "fusion does not pay" in why and "it replays kernel by kernel" in why and "to launch" in why, why
