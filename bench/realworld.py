@@ -2457,6 +2457,27 @@ def details(r: dict) -> None:
     print()
 
 
+def summary(path: str) -> None:
+    """From a saved output's full table (two runs compared, old code and new): the median first run, and
+    each run's time over NumPy's, geomean over every program, and how many second runs passed 3x and 10x."""
+    text = open(path, encoding="utf-8").read().split("## full table")[-1]
+    rows = []
+    for ln in text.splitlines():
+        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+        if ln.startswith("| ") and not ln.startswith("| program") and len(cells) > 8:
+            with contextlib.suppress(ValueError, IndexError):
+                rows.append([float(cells[i].split()[0]) for i in (1, 2, 4, 5, 7, 8)])
+    if not rows:
+        print("no table in", path)
+        return
+    print(f"{len(rows)} programs; median first run {float(np.median([r[1] for r in rows])):.1f} ms")
+    for col, name in ((2, "2nd"), (3, "3rd"), (4, "4th"), (5, "6th")):
+        ratios = [r[col] / r[0] for r in rows]
+        print(f"{name} run / NumPy: geomean {math.exp(np.mean(np.log(ratios))):.2f}x, worst {max(ratios):.2f}x")
+    second = [r[2] / r[0] for r in rows]
+    print(f"2nd runs over 3x NumPy: {sum(x > 3 for x in second)}; over 10x: {sum(x > 10 for x in second)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="cpu", choices=["cpu", "numpy", "cupy"])
@@ -2470,7 +2491,11 @@ def main() -> None:
                     help="seconds a program's process may take in all before it is killed")
     ap.add_argument("--in-process", action="store_true", help="run every program in this process")
     ap.add_argument("--child", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--summary", default="", help="a saved output of this script: its run-by-run ratios to NumPy")
     a = ap.parse_args()
+    if a.summary:
+        summary(a.summary)
+        return
     if a.child:
         import jupyter_fuse  # noqa: F401 - imported before the clock starts
 
