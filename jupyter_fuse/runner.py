@@ -152,8 +152,9 @@ def _check_kernels(report: Report, expect_kernels: int | None) -> None:
 
 def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: dict,
                 filename: str | None = None) -> tuple[Report | None, list]:
-    """A replay of the cell's plan if every guard of one of its entries holds; else why not. (Or the cell
-    as plain NumPy while its replay compiles, where a replay kernel by kernel would cost more: LAUNCH_COST.)"""
+    """A replay of the cell's plan if every guard of one of its entries holds; else why not. Or the cell as
+    plain NumPy where the replay would launch its tiny kernels one by one (LAUNCH_COST): while its program
+    compiles, or for good when its program comes loose (or none) and NumPy's time beats the launches."""
     t0 = time.perf_counter()
     entry, misses = PLAN_CACHE.lookup(key, namespace)
     t_guard = time.perf_counter() - t0
