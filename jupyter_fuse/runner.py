@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
-import math
 import os
 import time
 from typing import Any
@@ -162,29 +161,10 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
         return None, misses
     report = Report(backend=engine.name)
     report.source, report.options = source, options
-    info = entry.report
-    launches = info.get("launches", 0)
-    launching, work = LAUNCH_COST * launches, info.get("kernel_bytes", 0) / KERNEL_BYTES_PER_S
-    if launching > work and launches >= program.MIN_LAUNCHES and options.get("compile_plan", True) \
-            and os.environ.get("JUPYTER_FUSE_PLAIN", "on") != "off":
-        cost = (f"its {fmt.plural(launches, 'kernel launch', 'kernel launches')} would take about "
-                f"{fmt.seconds(launching)} to launch, for {fmt.nbytes(info['kernel_bytes'])} they move")
-        if compiling(entry, engine, report):
-            why = f"ran as plain NumPy while numba compiles its replay as one program: replayed kernel by kernel, {cost}"
-            return _held(_run_plain(key, source, namespace, engine, options, filename, why), entry), []
-        # (its program built, or refused: None is not yet asked, where compiles run at once)
-        loose = 0 if entry.program is None else launches if not entry.program else entry.program.loose_launches
-        if 2 * loose >= launches > 0:  # (its compiled program, or none, leaves most launches to Python)
-            how = (f"its compiled program still launches {fmt.count(loose)} of them one by one" if entry.program
-                   else "it replays kernel by kernel") + f": {cost}"
-            st = PLAN_CACHE.stats[key]
-            if "numpy_seen" not in st:  # (NumPy's time first: the replay is judged against it, not run to be timed)
-                return _held(_run_plain(key, source, namespace, engine, options, filename, f"ran as plain NumPy: {how}"),
-                             entry), []
-            if launching > PLAIN_MARGIN * st["numpy_seen"]:
-                st["numpy_time"], st["replay_time"], st["replay_launches"] = st.pop("numpy_seen"), launching, launches
-                st["plain"], st["fused"], st["outside"], st["estimated"] = True, "replay", 1.0, how
-                return _held(_run_plain(key, source, namespace, engine, options, filename), entry), []
+    if options.get("compile_plan", True) and os.environ.get("JUPYTER_FUSE_PLAIN", "on") != "off":
+        why = _plain_over_replay(key, entry, engine, report)
+        if why is not None:
+            return _held(_run_plain(key, source, namespace, engine, options, filename, why or None), entry), []
     try:
         result = replay(entry, namespace, engine, report, compiled=options.get("compile_plan", True))
     except Abandon as e:
@@ -208,6 +188,35 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
     t["run"] = max(0.0, t["total"] - t_guard - t["compile"])
     _suspect(key, report, entry.hits >= 2 and not entry.program_jobs, entry if entry.hits == 1 else None)
     return report, []
+
+
+def _plain_over_replay(key: tuple, entry: Any, engine: Any, report: Report) -> str | None:
+    """Why the cell runs as plain NumPy instead of this replay (``LAUNCH_COST``), or None to replay: a run
+    timed while its program compiles, or before its loose program (or none) is judged; "" once judged, when
+    NumPy's time beats the launches (the cell then runs as plain NumPy for good, ``_run_plain`` says why)."""
+    info = entry.report
+    launches = info.get("launches", 0)
+    launching = LAUNCH_COST * launches
+    if launching <= info.get("kernel_bytes", 0) / KERNEL_BYTES_PER_S or launches < program.MIN_LAUNCHES:
+        return None
+    cost = (f"its {fmt.plural(launches, 'kernel launch', 'kernel launches')} would take about "
+            f"{fmt.seconds(launching)} to launch, for {fmt.nbytes(info['kernel_bytes'])} they move")
+    if compiling(entry, engine, report):
+        return f"ran as plain NumPy while numba compiles its replay as one program: replayed kernel by kernel, {cost}"
+    # (its program built, or refused: None is not yet asked, where compiles run at once)
+    loose = 0 if entry.program is None else launches if not entry.program else entry.program.loose_launches
+    if 2 * loose < launches:  # (its compiled program runs most launches itself)
+        return None
+    how = (f"its compiled program still launches {fmt.count(loose)} of them one by one" if entry.program
+           else "it replays kernel by kernel") + f": {cost}"
+    st = PLAN_CACHE.stats[key]
+    if "numpy_seen" not in st:  # (NumPy's time first: the replay is judged against it, not run to be timed)
+        return f"ran as plain NumPy: {how}"
+    if launching <= PLAIN_MARGIN * st["numpy_seen"]:
+        return None
+    st["numpy_time"], st["replay_time"], st["replay_launches"] = st.pop("numpy_seen"), launching, launches
+    st["plain"], st["fused"], st["outside"], st["estimated"] = True, "replay", 1.0, how
+    return ""
 
 
 def _held(report: Report, entry: Any) -> Report:
@@ -267,10 +276,9 @@ def _judge_first_replay(st: dict) -> None:
 
 
 def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: dict, filename: str | None,
-               compiling: str | None = None) -> Report:
+               why: str | None = None) -> Report:
     """The cell as plain NumPy (``PLAIN_MIN``'s comment): exactly what it does without ``%%fuse``.
-    ``compiling``: why it runs so while its replay compiles (``LAUNCH_COST``); its time is kept for the
-    judgement of the replay."""
+    ``why``: it runs so before its replay is judged (``_plain_over_replay``); its time is kept for that."""
     __tracebackhide__ = True
     st = PLAN_CACHE.stats[key]
     report = Report(backend=engine.name)
@@ -289,9 +297,9 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
         elapsed = time.perf_counter() - t0
         report.times["run"] = report.times["total"] = elapsed
     report.result = result  # type: ignore[attr-defined]
-    if compiling is not None:
+    if why is not None:
         st["numpy_seen"] = min(elapsed, st.get("numpy_seen", elapsed))
-        report.miss_reasons = [f"{compiling}; NumPy took {fmt.seconds(elapsed)}"]
+        report.miss_reasons = [f"{why}; NumPy took {fmt.seconds(elapsed)}"]
         return report
     replay = fmt.seconds(st["replay_time"])
     launches = (f"{fmt.plural(st['replay_launches'], 'kernel launch', 'kernel launches')}, "
