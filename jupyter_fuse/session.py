@@ -313,6 +313,7 @@ class Session:
         if missing:
             t0 = time.perf_counter()
             frame = toposort(missing, stop=values, views=True)
+            live: list[Node] | None = None  # (the live arrays' values, where asked)
             if not final and not errors and not errors_raise():  # live arrays this computes on the way, or
                 # one op past it, are stored too (not under np.errstate(...='raise'): an op raises where it runs): a sync
                 # every step of a loop would otherwise recompute the loop's state from the last flush each time
@@ -340,6 +341,12 @@ class Session:
             with pending_errstate(errors):
                 tmpl.run(self.backend, leaves, outs, values, self.report)
             self.report.times["run"] += time.perf_counter() - t1 - self._compile_delta()
+            if live is not None and all(n in values for n in live):
+                # nothing is pending any more: the bound counts afresh from this sync. A loop's sync each
+                # step (a residual's float) then starts every chunk at the same point of the loop, not
+                # wherever ``BOUND`` ops since the last flush fell: one structure, one plan (sor_poisson:
+                # 93 partitions of 112 chunks before)
+                self.pending = 0
             if self._sync is not None:  # values this sync stored: later kernels read them from memory
                 for n in outs:
                     self.synced[n] = self._sync

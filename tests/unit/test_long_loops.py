@@ -135,6 +135,30 @@ def test_chunks_start_at_one_point_of_the_loop(monkeypatch):
     assert r.kernels >= 400 * 3
 
 
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_a_sweep_ending_in_a_sync_is_planned_once(monkeypatch, backend):
+    """A Gauss-Seidel sweep of element updates a little longer than ``BOUND``, then ``float()`` of its
+    residual: the sync computes everything pending, so the bound counts afresh from it and each sweep's
+    chunks start at the same point (before, the count ran on across syncs: each sweep was cut elsewhere,
+    a new structure and a new partition nearly every chunk)."""
+    from jupyter_fuse import fuse
+
+    plans.clear()
+    calls: list[int] = []
+    real = fuse.partition
+    monkeypatch.setattr(fuse, "partition", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(session, "BOUND", 40)
+    source = ("res = []\nfor sweep in range(30):\n    for i in range(1, 8):\n"
+              "        u[i] += 0.6 * (0.5 * (u[i - 1] + u[i + 1]) - u[i])\n"
+              "    res.append(float(np.abs(u[1:-1] - 0.5 * (u[:-2] + u[2:])).max()))\n")
+    ns, ref = ({"np": np, "u": np.linspace(0.0, 1.0, 9) ** 2} for _ in range(2))
+    r = jupyter_fuse.run_cell(source, ns, backend=backend, cache=False)
+    exec(source, ref)
+    np.testing.assert_array_equal(ns["u"], ref["u"])
+    assert ns["res"] == ref["res"]
+    assert r.kernels >= 30 * 7 and len(calls) <= 8, len(calls)
+
+
 def test_arrays_eager_calls_made_are_not_kept_live_by_the_session(monkeypatch):
     """A loop calling NumPy outside the trace every step (np.sort, a random draw) with a float() each
     step: the session holds what each call returned only while the cell does, so the buffers every
