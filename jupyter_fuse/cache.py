@@ -633,11 +633,10 @@ def _program(entry: Entry, backend: Any, report: Any) -> Any:
     there, and the replays run kernel by kernel until it is ready."""
     if entry.program is None:
         entry.program = False
-        if program.launch_units(entry) < program.MIN_LAUNCHES:
-            n = program.launches(entry)
+        n = program.launches(entry)
+        if n < program.MIN_LAUNCHES:
             entry.program_error = (f"{n} kernel launch{'es' * (n != 1)} per replay: replayed kernel by kernel "
-                                   f"(a compiled program pays from {program.MIN_LAUNCHES}, each "
-                                   f"{program.ARGS_PER_LAUNCH} scalar arguments counted as one more)")
+                                   f"(a compiled program pays from {program.MIN_LAUNCHES})")
             return None
         if compiler.background() and getattr(backend, "compile_block", None) is not None:
             entry.program_jobs = [compiler.submit(("program", id(entry), object()),

@@ -446,24 +446,6 @@ def launches(entry: Any) -> int:
     return sum(len(step[1].plan.kernels) for step in entry.steps if step[0] == "eval")
 
 
-# A launch's scalar arguments cost Python time too: binding and passing 250 float coefficients (a chunk
-# of 250 steps of ``x = x * c_i + 0.01``) takes about 35 us, against 5-10 us for a launch of arrays alone
-ARGS_PER_LAUNCH = 64
-
-
-def launch_units(entry: Any) -> float:
-    """What one replay of the tape costs to launch kernel by kernel, in launches: each counts one, and
-    one more for every ``ARGS_PER_LAUNCH`` constants it takes (``MIN_LAUNCHES`` is weighed against this)."""
-    units = 0.0
-    for step in entry.steps:
-        if step[0] == "eval":
-            for k in step[1].plan.kernels:
-                inside = set(k.nodes)
-                consts = {a for n in k.nodes for a in n.args if a.op == "const" and a not in inside}
-                units += 1 + len(consts) / ARGS_PER_LAUNCH
-    return units
-
-
 def build(entry: Any, backend: Any) -> Program | None:
     """The entry's tape as a program for ``backend``, or None when nothing in it compiles. Calls outside
     the trace are made inside the blocks (``_Builder.call_step``) unless a block holding one grows past

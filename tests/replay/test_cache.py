@@ -521,19 +521,6 @@ def test_a_time_step_holding_a_matmul_compiles_as_one_rolled_program(step):
     assert "single" in {e["kind"] for e in first.kernel_list}, [e["kind"] for e in first.kernel_list]
 
 
-def test_a_few_launches_of_many_coefficients_compile_as_one_program():
-    """``x = x * c_i + 0.01`` with a new ``c_i`` every step: a dozen kernels of 125 coefficients each.
-    Fewer launches than a program pays from, but each binds and passes its 125 floats (35 us where a
-    launch of arrays alone costs 5-10): weighed by their arguments they pay, and the replay is one
-    program (before, it replayed the kernels one by one)."""
-    src = "for i in range(steps):\n    x = x * (1.0 - 1.0 / (i + 2)) + 0.01\n"
-    twin = Twin(lambda: {"np": np, "x": np.linspace(0.0, 1.0, 200).copy(), "steps": 1600}, backend="cpu")
-    twin.run(src)
-    r = twin.run(src)
-    assert r.cache == "hit" and r.kernels < 32, (r.cache, r.kernels, r.miss_reasons)
-    assert r.program.startswith("compiled: "), (r.program, r.program_note)
-
-
 def test_a_compiled_replay_leaves_arrays_its_next_run_replays_on():
     """A program returns flat arrays; a name it rebinds gets an array of its shape that owns its memory as
     the traced run's did (not a reshaped view of the flat one, whose other base failed the next run's guard)."""
