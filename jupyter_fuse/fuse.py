@@ -102,7 +102,7 @@ def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool =
         # in the order the cell made them (a node's arguments are always older): a loop's steps are placed
         # step by step, so a kernel cut by its size ends at a step and hands on the loop's state, not the
         # history of one variable (which a depth-first walk from the first target would place first)
-        for node in sorted(toposort(targets, stop=computed), key=attrgetter("serial")):
+        for node in _made_order(toposort(targets, stop=computed)):
             if node.kind == "op" and node not in computed:
                 place(node)
         keep = set(targets) | keep
@@ -113,6 +113,28 @@ def partition(targets: list[Node], computed: dict, keep: set[Node], fuse: bool =
             keep |= {n for k in p.kernels for n in k.nodes if k.phase.get(n) == "red"}
         kernels = p.finish(keep)
         return Plan(kernels, p.breaks, keep, _free_after(kernels, keep), p.inplace(kernels, keep))
+
+
+def _made_order(nodes: list[Node]) -> list[Node]:
+    """``nodes`` in the order they were (last) made, each after its arguments: a node made again
+    (``Node.make``) counts as made then, so an older node reading it waits for it."""
+    order: list[Node] = []
+    placed: set[Node] = set()
+    inside = set(nodes)
+    for node in sorted(nodes, key=attrgetter("serial")):
+        if node in placed:
+            continue
+        stack = [(node, False)]
+        while stack:  # (nearly always one step: its arguments are placed already)
+            n, ready = stack.pop()
+            if ready:
+                if n not in placed:
+                    placed.add(n)
+                    order.append(n)
+                continue
+            stack.append((n, True))
+            stack.extend((a, False) for a in reversed(n.args) if a in inside and a not in placed)
+    return order
 
 
 @contextmanager

@@ -73,6 +73,10 @@ class Node:
         if ref is not None:
             hit = ref()
             if hit is not None:
+                # made again: it counts as made now (``fuse.partition`` places nodes in the order they were
+                # made; a loop's `h * h * f[i, j]`, first made in its first sweep, belongs in each later
+                # sweep beside the update that reads it, not at that sweep's start, in a kernel of its own)
+                hit.serial = next(cls._serials)
                 return hit
         node = object.__new__(cls)
         node.op, node.args, node.params = op, args, params
@@ -81,7 +85,8 @@ class Node:
         # step of planning: decided once here ("input", "view" or "op": the module docstring)
         node.kind = "input" if op in _INPUT_OPS else "view" if op in _VIEW_OPS else "op"
         node._base = (args[0]._base or args[0]) if op == "view" else None
-        # creation order: a node can only reference nodes made before it (``trace._forwarded`` stops there)
+        # creation order (the last time it was made): a node references nodes made before it, except where
+        # one of them was made again since (``trace._forwarded`` stops at older ones, ``fuse.partition`` orders by it)
         node.serial = next(cls._serials)
         if key is not None:
             ref = _Ref(node, _forget)

@@ -159,6 +159,25 @@ def test_a_sweep_ending_in_a_sync_is_planned_once(monkeypatch, backend):
     assert r.kernels >= 30 * 7 and len(calls) <= 8, len(calls)
 
 
+def test_a_value_made_again_in_a_later_sweep_joins_the_update_that_reads_it():
+    """``h * f[i]`` is one node in every sweep (hash-consed: f does not change). Made again in a later
+    sweep, it counts as made there: it is placed beside the update reading it, in that update's kernel.
+    (Placed where it was first made, it came first in its sweep's graph, alone in a 2-op kernel whose
+    value the update then read from memory: a kernel more per update, and a replay that did not roll.)"""
+    source = ("res = []\nfor sweep in range(4):\n    for i in range(1, 7):\n"
+              "        u[i] += 0.6 * (0.5 * (u[i - 1] + u[i + 1] + h * f[i]) - u[i])\n"
+              "    res.append(float(u[3]))\n")
+    setup = lambda: {"np": np, "u": np.linspace(0.0, 1.0, 8) ** 2, "f": np.linspace(1.0, 2.0, 8), "h": 0.01}
+    ns, ref = setup(), setup()
+    r = jupyter_fuse.run_cell(source, ns, backend="cpu", cache=False)
+    exec(source, ref)
+    np.testing.assert_array_equal(ns["u"], ref["u"])
+    assert ns["res"] == ref["res"]
+    updates = [k for k in r.kernel_list if "setitem" in k["ops"]]
+    assert all("multiply" in k["ops"] for k in updates), [k["ops"] for k in r.kernel_list]
+    assert r.kernels <= 4 * 6 + 4, r.kernels
+
+
 def test_arrays_eager_calls_made_are_not_kept_live_by_the_session(monkeypatch):
     """A loop calling NumPy outside the trace every step (np.sort, a random draw) with a float() each
     step: the session holds what each call returned only while the cell does, so the buffers every
