@@ -85,9 +85,9 @@ def test_chunks_writing_other_rows_render_each_kernel_once(monkeypatch):
     assert r.kernels >= 300 and len(rendered) <= 12, rendered
 
 
-def test_chunks_writing_other_rows_share_one_plan(monkeypatch):
-    """Chunks that differ only in which rows they write are planned once: the template's plan is moved
-    onto each chunk's nodes (``plans.Template.moved``), and each chunk still writes its own rows."""
+def _partitions(monkeypatch) -> list[int]:
+    """A list that grows by one at each ``fuse.partition`` call (no plans kept from before), with the
+    pending graph flushed past 40 ops."""
     from jupyter_fuse import fuse
 
     plans.clear()
@@ -95,6 +95,13 @@ def test_chunks_writing_other_rows_share_one_plan(monkeypatch):
     real = fuse.partition
     monkeypatch.setattr(fuse, "partition", lambda *a, **k: calls.append(1) or real(*a, **k))
     monkeypatch.setattr(session, "BOUND", 40)
+    return calls
+
+
+def test_chunks_writing_other_rows_share_one_plan(monkeypatch):
+    """Chunks that differ only in which rows they write are planned once: the template's plan is moved
+    onto each chunk's nodes (``plans.Template.moved``), and each chunk still writes its own rows."""
+    calls = _partitions(monkeypatch)
     source = ("traj = np.zeros((n, 3))\nfor i in range(n):\n    state = state * 0.5 + np.sin(state)\n"
               "    traj[i] = state\n")
     for backend in ("numpy", "cpu"):
@@ -141,13 +148,7 @@ def test_a_sweep_ending_in_a_sync_is_planned_once(monkeypatch, backend):
     residual: the sync computes everything pending, so the bound counts afresh from it and each sweep's
     chunks start at the same point (before, the count ran on across syncs: each sweep was cut elsewhere,
     a new structure and a new partition nearly every chunk)."""
-    from jupyter_fuse import fuse
-
-    plans.clear()
-    calls: list[int] = []
-    real = fuse.partition
-    monkeypatch.setattr(fuse, "partition", lambda *a, **k: calls.append(1) or real(*a, **k))
-    monkeypatch.setattr(session, "BOUND", 40)
+    calls = _partitions(monkeypatch)
     source = ("res = []\nfor sweep in range(30):\n    for i in range(1, 8):\n"
               "        u[i] += 0.6 * (0.5 * (u[i - 1] + u[i + 1]) - u[i])\n"
               "    res.append(float(np.abs(u[1:-1] - 0.5 * (u[:-2] + u[2:])).max()))\n")
