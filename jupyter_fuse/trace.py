@@ -1359,6 +1359,68 @@ def _complex_scalars(op: str, a: "LazyArray", b: Any) -> bool:
 
 
 _COMPLEX_OPS = frozenset({"add", "subtract", "multiply", "divide", "power"})  # what Python's complex defines
+_EQUALITY = frozenset({"equal", "not_equal"})  # (complex's only comparisons)
+_COMPARE_OP = dis.opmap["COMPARE_OP"]
+_LOADS = frozenset({"LOAD_NAME", "LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"})
+_STACK_OPS = frozenset({"SWAP", "COPY", "DUP_TOP", "ROT_TWO", "ROT_THREE"})  # (a chained comparison)
+
+
+def _complex_on_left(frame: Any, other: complex) -> bool:
+    """Is ``other`` the left operand of the ``==``/``!=`` the frame is executing? Python asks the lazy
+    operand's ``__eq__``/``__ne__`` for both ``x != 1j`` and ``1j != x`` (complex's own declines an array),
+    so the bytecode says which: the instruction before the comparison loaded its right operand."""
+    key = (frame.f_code, frame.f_lasti)
+    right = _RIGHT.get(key, _MISSING)
+    if right is _MISSING:
+        if len(_RIGHT) > 1024:
+            _RIGHT.clear()
+        right = _RIGHT[key] = _right_operand(frame.f_code, frame.f_lasti)
+    if right is None:
+        return False  # (not a comparison instruction: `in`, a container's lookup; or a chained comparison)
+    kind, arg = right
+    if kind == "const":
+        return not (type(arg) is complex and arg == other)
+    if kind == "name":
+        value = frame.f_locals.get(arg, frame.f_globals.get(arg, _MISSING))
+        return value is not other
+    return True  # the right operand was computed: the lazy value (a complex expression folds to a constant)
+
+
+_MISSING = object()
+_RIGHT: dict[tuple, Any] = {}  # (code, f_lasti) -> _right_operand's answer
+
+
+def _right_operand(code: Any, at: int) -> tuple[str, Any] | None:
+    """How the comparison at ``at`` got its right operand: ("const", value), ("name", name) or ("expr", None);
+    None where ``at`` is not a comparison, or the operand came from a stack shuffle."""
+    start = instruction_at(code.co_code, at, _COMPARE_OP)
+    if start < 0:
+        return None
+    prev = None
+    for ins in dis.get_instructions(code):
+        if ins.offset == start:
+            if prev is None or prev.opname in _STACK_OPS:
+                return None
+            if prev.opname == "LOAD_CONST":
+                return "const", prev.argval
+            if prev.opname in _LOADS:
+                return "name", prev.argval
+            return "expr", None
+        prev = ins
+    return None
+    for frame_code in _CODES.get(code, ()):
+        prev = None
+        for ins in dis.get_instructions(frame_code):
+            if ins.offset == start:
+                if prev is None or prev.opname in _STACK_OPS:
+                    return None
+                if prev.opname == "LOAD_CONST":
+                    return "const", prev.argval
+                if prev.opname in _LOADS:
+                    return "name", prev.argval
+                return "expr", None
+            prev = ins
+    return None
 # Under np.errstate(...='raise') an operator between NumPy scalars raises what NumPy's scalar math checks,
 # which is not what the ufunc checks: integer overflow (`np.uint8(200) * 2`, `-np.int8(-128)`), and its own
 # message ("overflow encountered in scalar multiply"). There every op runs at its line anyway (trace.fresh):
@@ -1380,6 +1442,11 @@ def _binop(op: str, py: str):
     def fwd(self, other):
         if _scalar_math_raises(op, self, other):
             return _eager_operator(fop, (self, other))
+        if type(other) is complex and op in _EQUALITY and self.scalar and self.dtype == np.float64 \
+                and _complex_on_left(sys._getframe(1), other):
+            # `1j != x`: complex's own comparison with np.float64, a float (a Python bool), which declines an
+            # array and leaves Python to ask x (`x != 1j`'s call too: the bytecode tells them apart)
+            return fop(other, self._read(f"complex {py}", float))
         if _complex_scalars(op, self, other):
             # NumPy's scalar math orders complex scalars by real part first, even beside a NaN imaginary part
             # ((2+nanj) > 1 is True; the ufunc says False): the real operator on the values

@@ -77,6 +77,19 @@ def test_python_complex_with_a_float64_scalar(source, opts):
 
 @pytest.mark.parametrize("opts", BACKENDS)
 @cases(
+    "v = (1j != (b % c[...])); w = ((b % c[...]) != 1j)",  # (fuzz seed 2205861)
+    "v = (1j == a.sum()); w = (a.sum() == 1j)", "z = 6 + 0j\nv = z == a.sum()\nw = a.sum() == z",
+    "x = a.sum()\nv = (2j != x); w = (x != 2j); u = x != 1j != x", "x = a.sum()\nv = 1j in [x]",
+    "def f(x):\n    return 1j != x\nv = f(a.sum())", "v = 1j != a.astype(np.float32).sum()",
+)
+def test_python_complex_compared_with_a_float64_scalar(source, opts):
+    """``1j != x`` of an np.float64 (a float subclass) is complex's own comparison, a Python bool; ``x != 1j``
+    is NumPy's, an np.bool_. Both reach the lazy value's ``__ne__``: the bytecode tells them apart."""
+    check(source, "a = np.arange(4.0); b = np.array(5.0); c = np.array(-2, np.int8)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
     "r = round(a.sum(), 2); q = round(a.sum()); t = round(a[1] * 2.5)",
     "r = round(i.sum(), -1); q = round(i.sum())", "r = round(a)", "r = round(b)",
     "r = round(np.float32(6.5) * a[1])", "r = round(a.sum() / 0)", "r = round(a.sum() * np.nan)",
