@@ -1408,19 +1408,8 @@ def _right_operand(code: Any, at: int) -> tuple[str, Any] | None:
             return "expr", None
         prev = ins
     return None
-    for frame_code in _CODES.get(code, ()):
-        prev = None
-        for ins in dis.get_instructions(frame_code):
-            if ins.offset == start:
-                if prev is None or prev.opname in _STACK_OPS:
-                    return None
-                if prev.opname == "LOAD_CONST":
-                    return "const", prev.argval
-                if prev.opname in _LOADS:
-                    return "name", prev.argval
-                return "expr", None
-            prev = ins
-    return None
+
+
 # Under np.errstate(...='raise') an operator between NumPy scalars raises what NumPy's scalar math checks,
 # which is not what the ufunc checks: integer overflow (`np.uint8(200) * 2`, `-np.int8(-128)`), and its own
 # message ("overflow encountered in scalar multiply"). There every op runs at its line anyway (trace.fresh):
