@@ -472,7 +472,15 @@ def reduction(name: str, x: Any, axis: Any = None, dtype: Any = None, keepdims: 
         kw["dtype"] = dtype
     if ddof is not None:
         kw["ddof"] = ddof
-    rdtype, array_result = _reduce_rule(name, x, kw)
+    try:
+        rdtype, array_result = _reduce_rule(name, x, kw)
+    except Exception:  # noqa: BLE001 - NumPy's own, raised again by NumPy on the values
+        # NumPy refuses it on a probe: on the real values its first error may be another one (a std with
+        # dtype=int64 cannot cast its sqrt, but under np.errstate(all='raise') with ddof past the count
+        # its division by zero raises first): NumPy itself runs it, and raises what it raises there
+        from .lazynp import eager_call
+
+        return eager_call(REDUCTIONS[name], (x,), kw, f"np.{name}", f"{name}() that NumPy refuses is not traced")
     if x.ndim == 0:  # NumPy lets a 0-d array reduce over axis 0 or -1: a no-op, the axis kept as given
         axes, naxis = (), None if axis is None else _hashable_axis(axis)
     elif name in ("argmax", "argmin"):
