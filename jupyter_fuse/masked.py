@@ -32,10 +32,11 @@ _AUGMENTED = (bytes([dis.opmap["COPY"], 2, dis.opmap["COPY"], 2, dis.opmap["BINA
               if {"COPY", "BINARY_SUBSCR"} <= dis.opmap.keys() else None)
 
 
-def _augmented_read(code: bytes, at: int) -> bool:
+def _augmented_read(code: Any, at: int) -> bool:
     """Is the subscript executed at ``at`` the read of an augmented assignment to a subscript?"""
-    at = instruction_at(code, at, _AUGMENTED[-1])
-    return at >= 4 and code[at - 4:at + 1] == _AUGMENTED
+    raw = code.co_code
+    at = instruction_at(raw, at, _AUGMENTED[-1])
+    return at >= 4 and raw[at - 4:at + 1] == _AUGMENTED
 
 
 def _whole_mask(x: LazyArray, mask: Any) -> bool:

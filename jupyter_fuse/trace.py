@@ -1227,24 +1227,25 @@ def instruction_at(code: bytes, at: int, op: int) -> int:
     return -1
 
 
-def at_site(frame: Any, check: Callable[[bytes, int], Any]) -> Any:
-    """``check(code, f_lasti)`` about the instruction ``frame`` is executing, worked out once per place in
-    the code (a loop asks again at every iteration)."""
+def at_site(frame: Any, check: Callable[[Any, int], Any]) -> Any:
+    """``check(code object, f_lasti)`` about the instruction ``frame`` is executing, worked out once per place
+    in the code (a loop asks again at every iteration)."""
     key = (frame.f_code, frame.f_lasti, check)
     try:
         return _SITES[key]
     except KeyError:
         if len(_SITES) > 4096:
             _SITES.clear()
-        got = _SITES[key] = check(frame.f_code.co_code, frame.f_lasti)
+        got = _SITES[key] = check(frame.f_code, frame.f_lasti)
         return got
 
 
-def _unpack_count(code: bytes, at: int) -> int:
+def _unpack_count(code: Any, at: int) -> int:
     """The count of the UNPACK_SEQUENCE (``a, b = x``) executed at ``at``; -1 for another instruction (a ``for``
     loop, ``list(x)``)."""
-    at = instruction_at(code, at, _UNPACK) if _UNPACK is not None else -1
-    return code[at + 1] if at >= 0 else -1
+    raw = code.co_code
+    at = instruction_at(raw, at, _UNPACK) if _UNPACK is not None else -1
+    return raw[at + 1] if at >= 0 else -1
 
 
 def _snapshot(value: Any) -> Any:
@@ -1377,12 +1378,7 @@ def _complex_on_left(frame: Any, other: complex) -> bool:
     """Is ``other`` the left operand of the ``==``/``!=`` the frame is executing? Python asks the lazy
     operand's ``__eq__``/``__ne__`` for both ``x != 1j`` and ``1j != x`` (complex's own declines an array),
     so the bytecode says which: the instruction before the comparison loaded its right operand."""
-    key = (frame.f_code, frame.f_lasti)
-    right = _RIGHT.get(key, _MISSING)
-    if right is _MISSING:
-        if len(_RIGHT) > 1024:
-            _RIGHT.clear()
-        right = _RIGHT[key] = _right_operand(frame.f_code, frame.f_lasti)
+    right = at_site(frame, _right_operand)
     if right is None:
         return False  # (not a comparison instruction: `in`, a container's lookup; or a chained comparison)
     kind, arg = right
@@ -1395,7 +1391,6 @@ def _complex_on_left(frame: Any, other: complex) -> bool:
 
 
 _MISSING = object()
-_RIGHT: dict[tuple, Any] = {}  # (code, f_lasti) -> _right_operand's answer
 
 
 def _right_operand(code: Any, at: int) -> tuple[str, Any] | None:
@@ -1499,8 +1494,8 @@ _SCALAR_UFUNC_OPS = {op: getattr(operator, py) for py, op in _BINOPS if op in _S
 _BINARY_OP = dis.opmap.get("BINARY_OP")  # (CPython 3.11+: one instruction for every binary operator)
 
 
-def _binary_operator(code: bytes, at: int) -> bool:
-    return _BINARY_OP is not None and instruction_at(code, at, _BINARY_OP) >= 0
+def _binary_operator(code: Any, at: int) -> bool:
+    return _BINARY_OP is not None and instruction_at(code.co_code, at, _BINARY_OP) >= 0
 
 
 def _unary(op: str, py: str):
