@@ -1015,8 +1015,14 @@ class LazyArray:
         node = node_of(value)
         if val is not None and val.dtype != self.dtype:
             # (into an empty region NumPy casts no element: no floating-point error, whatever np.errstate says)
-            with np.errstate(all="ignore") if target.size == 0 else contextlib.nullcontext():
-                node = astype(val, self.dtype, count=False)._current()
+            try:
+                with np.errstate(all="ignore") if target.size == 0 else contextlib.nullcontext():
+                    node = astype(val, self.dtype, count=False)._current()
+            except FloatingPointError:  # NumPy casts every element into place, then raises: write, then raise
+                with np.errstate(all="ignore"):  # (computed here: NumPy warns of nothing more later)
+                    target._write(astype(val, self.dtype, count=False)._current())
+                    self._s.evaluate([self._buf.node])
+                raise
         elif val is None:
             node = self._s.const(value)
         target._write(node)

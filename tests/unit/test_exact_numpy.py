@@ -100,6 +100,20 @@ def test_python_complex_compared_with_a_float64_scalar(source, opts):
 
 @pytest.mark.parametrize("opts", BACKENDS)
 @cases(
+    "with np.errstate(all='raise'):\n    b[0][...] = a",  # (fuzz seed 2304455)
+    "with np.errstate(invalid='raise'):\n    b[:, 1:] = a[:, 1:] * 2", "with np.errstate(all='raise'):\n    b[...] = a.sum()",
+    "with np.errstate(over='raise'):\n    f[...] = a * 1e300", "with np.errstate(all='raise'):\n    b[...] = a\nz = b + 1",
+    "v = b + 0\nwith np.errstate(all='raise'):\n    b[0] = a[0] - 1", "with np.errstate(all='raise'):\n    b[...] = a[:, :0].sum()",
+)
+def test_a_cast_that_raises_in_an_assignment_writes_first(source, opts):
+    """NumPy casts every element of an assignment into place and then raises the cast's floating-point error:
+    the target holds the cast values (1e30 and NaN become int8 0 on x86-64)."""
+    check(source, "a = np.array([[0.0, 1e30, 1.25, np.nan]]); b = np.asfortranarray(np.array([[-128, 0, 5, 127]], np.int8)); "
+                  "f = np.zeros((1, 4), np.float32)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases(
     "r = round(a.sum(), 2); q = round(a.sum()); t = round(a[1] * 2.5)",
     "r = round(i.sum(), -1); q = round(i.sum())", "r = round(a)", "r = round(b)",
     "r = round(np.float32(6.5) * a[1])", "r = round(a.sum() / 0)", "r = round(a.sum() * np.nan)",
