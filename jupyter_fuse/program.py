@@ -107,6 +107,14 @@ class Loop:
     moved: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
     kid: int = -1
 
+    @functools.cached_property
+    def params(self) -> tuple:
+        """Its body's scalar arguments, in order (an instruction's, then an inner loop's own, flattened): the
+        value of each, or where a table holds it, the table (a value per iteration). Not in its key: a loop
+        around it tables those that differ between its runs (``_tables``; an RK4 step's ``np.cos(w * t)``
+        inside a loop of ten steps inside a loop of decades reads a table of decade x step)."""
+        return tuple(self.tables.get((j, q), v) for j, (u, _) in enumerate(self.body) for q, v in enumerate(u.params))
+
 
 @dataclass
 class Block:
@@ -817,11 +825,11 @@ def _key(u: Any) -> tuple:
 
 
 def _tables(bodyunits: list[Any], units: list[Any], start: int, period: int, count: int) -> dict:
-    """The scalar arguments of the body's kernels that change from one iteration to the next (their
-    values, one per iteration); an inner loop's are in its key, so they are the same each time."""
+    """The scalar arguments of the body's units that change from one iteration to the next (their values,
+    one per iteration; an inner loop's arguments are its ``params``, a table of its own among them)."""
     tables = {}
     for j, u in enumerate(bodyunits):
-        if isinstance(u, Instr) and u.params:
+        if u.params:
             rows = [units[start + k * period + j].params for k in range(count)]
             for q, first in enumerate(u.params):
                 col = tuple(r[q] for r in rows)
@@ -931,8 +939,7 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
     tables = _tables(bodyunits, units, start, period, count)
     key = ("loop", count, tuple(_kid(u, blk.key_ids) for u in bodyunits), tuple(tuple(f) for f in body_forms),
            tuple(sorted(carried.items())), tuple(out_slots), tuple((h[0], h[2]) for h in history), tuple(deltas),
-           tuple((jq, tuple(map(repr, col))) for jq, col in tables.items()), tuple(sorted(moved.items())),
-           tuple(repr(u.params) for u in bodyunits if isinstance(u, Instr)))  # (the values no table holds)
+           tuple(sorted(tables)), tuple(sorted(moved.items())))  # (which arguments a table holds; the values not)
     base = tuple(o for u in bodyunits for o in offsets(u))
     return Loop(count, list(zip(bodyunits, body_forms)), carried, ins, outs, out_slots, key, history, aliases,
                 base, deltas, tables, moved)

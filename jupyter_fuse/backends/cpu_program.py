@@ -94,7 +94,7 @@ class _Emitter:
         scalar arguments (by position among them) read from a table at the loop's iteration."""
         moves = moves if moves is not None else [()] * len(offsets(u))
         if isinstance(u, Loop):
-            return self.loop(u, ins, indent, prefix, moves)
+            return self.loop(u, ins, indent, prefix, moves, tables or {})
         return self.call(u, ins, indent, prefix, in_place, moves, tables or {})
 
     def offset(self, base: int, moves: tuple) -> str:
@@ -144,7 +144,10 @@ class _Emitter:
         self.lines.append(f"{pad}{self.fn(instr.spec)}({', '.join(args)})  # {instr.name}{_lines(instr)}")
         return names
 
-    def loop(self, loop: Loop, ins: list[str], indent: int, prefix: str, moves: list[tuple]) -> list[str]:
+    def loop(self, loop: Loop, ins: list[str], indent: int, prefix: str, moves: list[tuple],
+             given: dict[int, str]) -> list[str]:
+        """``given``: the loop's scalar arguments (by position in ``loop.params``) a loop around it reads
+        from its own tables: the value, or this loop's table, for the outer loop's iteration."""
         pad = "    " * indent
         tag = self.fresh()
         carried = {slot: f"c{tag}_{slot[0]}_{slot[1]}" for slot in loop.carried}
@@ -160,8 +163,15 @@ class _Emitter:
         for (_, _, size, dtype), name in zip(loop.history, history):
             self.lines.append(f"{pad}{name} = np.empty({size * loop.count}, {np_type(dtype)})")
         tables: dict[int, dict[int, str]] = {}  # body unit -> its scalar arguments read per iteration
-        for (j, q), values in loop.tables.items():
-            tables.setdefault(j, {})[q] = f"{self.table(values)}[_t{tag}]"
+        at = 0  # (the argument's position in ``loop.params``)
+        for j, (u, _) in enumerate(loop.body):
+            for q in range(len(u.params)):
+                own, outer = loop.tables.get((j, q)), given.get(at)
+                if own is not None:  # (a row of the outer loop's table, or a table of its own)
+                    tables.setdefault(j, {})[q] = f"{outer if outer is not None else self.table(own)}[_t{tag}]"
+                elif outer is not None:
+                    tables.setdefault(j, {})[q] = outer
+                at += 1
         each: dict[tuple[int, ...], str] = {}  # a read of another variable each iteration: a tuple of them
         for r in (r for _, reads in loop.body for r in reads if r[0] == "each"):
             if r[1] not in each:

@@ -241,6 +241,31 @@ def test_a_loop_over_indices_from_data_rolls_up_with_a_table_of_offsets(monkeypa
     assert "37 iterations of (k1)" in r.program, (r.program, r.program_note)
 
 
+@pytest.mark.parametrize("step, rolled", [
+    ("y[1:-1] = y[1:-1] + 0.2 * (y[2:] - 2 * y[1:-1] + y[:-2]) + 0.01 * np.cos(w * t)",  # a value per step
+     "5 iterations of (k9, 8 iterations of (k10))"),
+    ("y[1:-1] = y[1:-1] + (0.1 * d + 0.05) * (y[2:] - 2 * y[1:-1] + y[:-2])",  # a value per decade
+     "5 iterations of (k9, 8 iterations of (k10))"),
+    ("for r in range(3):\n            y[1:-1] = y[1:-1] + 0.1 * (y[2:] - y[:-2]) * np.sin(t + r)",  # one table
+     "5 iterations of (k25, 24 iterations of (k26))"),
+    ("for r in range(3):\n            y[1:-1] = y[1:-1] + 0.1 * (y[2:] - y[:-2]) * np.sin(t)\n        y[0] = y[1]",
+     "5 iterations of (k17, 4 iterations of (3 iterations of (k18), k21))"),  # three levels: a table of decade x step
+
+])
+def test_a_loop_of_loops_whose_steps_pass_other_scalars_rolls_both(monkeypatch, step, rolled):
+    """An RK4 pendulum's ``np.cos(w * t)``, ``t`` growing, with a row kept every ten steps: each inner loop's
+    scalars differ from the last one's. They were in the inner loop's key, so the decades did not roll (3,616
+    launches one by one, and the cell ran as NumPy); now the outer loop reads a table of decade x step."""
+    steps = 4 if "y[0]" in step else 8
+    source = (f"t = 0.0\nrows = []\nfor d in range(6):\n    for s in range({steps}):\n        " + step + "\n"
+              "        t += dt\n    rows.append(y.copy())\nR = np.array(rows)\n")
+    y0 = np.random.default_rng(8).random(7)
+    r, twin = _compiled_replay(monkeypatch, lambda: {"np": np, "y": y0.copy(), "w": 3.0, "dt": 0.1}, source,
+                               lambda ns: ns.update(y=y0.copy()))
+    assert rolled in r.program, (r.program, r.program_note)
+    assert r.program.count("iterations of") <= (5 if "y[0]" in step else 3), r.program
+
+
 def test_an_element_of_another_array_read_each_step_of_a_sweep_rolls_up(monkeypatch):
     """``u[i] = 0.5 * u[i - 1] + f[i]`` in sweeps (a Gauss-Seidel line): each step's ``f[i]`` is one element
     made at one site; they were gathered into one kernel of a hundred outputs, which the loop then read one
