@@ -110,7 +110,13 @@ class Session:
         self.readers: dict[Node, list[Node | None]] = {}
         self._spot: tuple | None = None  # (line, bytecode offset) of each cell frame a flush waits for (see hold)
         self._retarget = False
+        # the ops between arrivals at the spot (an iteration of the loop it is in) -> how many iterations
+        # of this chunk took that many, and the op count at the last arrival and the gap that ended there
+        self._gaps: dict[int, int] = {}
+        self._arrival = (0, 0)
+        self._at_spot = False
         self._lasti = -1  # the bytecode offset line() found the cell's frame at
+        self._line: int | None = None  # the cell line line() found last
         self._slots = 0
         self._serial = 0
         self._named: dict[int, Any] = {}  # id(template) -> template, once its kernels are named here
@@ -176,7 +182,7 @@ class Session:
         elif node.kind == "op":
             self.implicit.add(node)
         self.pending += 1
-        line = self.line()
+        line = self._line = self.line()
         if line is not None:
             lines = self.lines.get(node)
             if lines is None:
@@ -212,6 +218,15 @@ class Session:
         flush computes it while it lives. Flushes happen here, between whole operations."""
         self.bufs[id(buf)] = buf
         self.settled.pop(id(buf), None)  # (in one dict only: its refcount tells when nothing else holds it)
+        spot = self._spot
+        # (the innermost point first, from the bind just made: the whole call path is walked only where it matches)
+        # (an arrival is the first of the holds made there in a row: `np.array([a, b])` holds twice at one point)
+        at = spot is not None and (self._line, self._lasti) == spot[0] and self._where() == spot
+        arrived, self._at_spot = at and not self._at_spot, at
+        if arrived:
+            gap = self.report.ops - self._arrival[0]
+            self._arrival = (self.report.ops, gap)
+            self._gaps[gap] = self._gaps.get(gap, 0) + 1
         if self.pending > BOUND:  # (module global: tests lower it)
             # flush at the point of the cell's code (line and bytecode offset) the current chunk
             # started after: every chunk of a loop then covers the same stretch of its body, so
@@ -219,18 +234,28 @@ class Session:
             # (a flush ends a chunk at a store, a statement's end, where there is one: an expression
             # cut in two would give the chunks' first and last kernels another shape than the rest,
             # and a replay's compiled loop would stop at every chunk)
-            # (the innermost point first, from line(): the whole call path is walked only where it matches)
-            here = (self.line(), self._lasti)
-            if self._spot and here == self._spot[0] and self._where() == self._spot \
-                    or self.pending > 4 * BOUND:
+            if arrived and self._aligned() or self.pending > 4 * BOUND:
                 self.flush()
                 self._spot, self._retarget = self._where(), False  # the next chunk ends here too
+                self._gaps, self._arrival = {}, (self.report.ops, 0)
             elif not self._retarget and (self.pending > 2 * BOUND and buf.node.op == "setitem"
                                          or self.pending > 3 * BOUND):
                 # the point did not come back (the chunk started outside the loop): aim at one inside it
                 self._spot, self._retarget = self._where(), True
         elif self._spot is None and buf.node.op == "setitem":
             self._spot = self._where()
+
+    def _aligned(self) -> bool:
+        """May a flush end the chunk at this arrival? Where the loop's iterations all took as many ops, at
+        any; where some took more (a row kept every tenth step, ``if step % 10 == 0``: a loop around the
+        loop, in effect), right after one of those, unless the chunk grew past twice the bound: every
+        chunk then starts at the same step of that outer period, so the chunks have one structure and a
+        replay's compiled program rolls them (a chunk cut at another step each time rolled nothing)."""
+        gaps = self._gaps
+        if len(gaps) < 2 or self.pending > 2 * BOUND:
+            return True
+        usual = max(gaps, key=gaps.__getitem__)
+        return self._arrival[1] != usual
 
     def _where(self) -> tuple:
         """(line, bytecode offset) of each frame of the cell's code on the stack, innermost first: a point

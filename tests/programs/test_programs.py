@@ -266,6 +266,22 @@ def test_a_loop_of_loops_whose_steps_pass_other_scalars_rolls_both(monkeypatch, 
     assert r.program.count("iterations of") <= (5 if "y[0]" in step else 3), r.program
 
 
+def test_chunks_of_a_loop_keeping_a_row_every_tenth_step_start_at_one_step_of_ten(monkeypatch):
+    """The graph is flushed at a bound; a chunk ended at the first return to its starting point past it, at
+    another step of ten each time (the tenth steps hold one op more), so the chunks differed and the replay's
+    program rolled none of them (31 loops, 100 calls left between them). Now a flush waits for the step after
+    a tenth one: every chunk is whole decades, and the chunks roll as one loop of them."""
+    from jupyter_fuse import session
+
+    monkeypatch.setattr(session, "BOUND", 200)
+    source = ("rows = []\nfor step in range(300):\n    y[1:-1] = y[1:-1] + 0.1 * (y[2:] - 2 * y[1:-1] + y[:-2])\n"
+              "    if step % 10 == 0:\n        rows.append(y.copy())\nR = np.array(rows)\n")
+    y0 = np.random.default_rng(3).random(9)
+    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "y": y0.copy()}, source, lambda ns: ns.update(y=y0.copy()))
+    assert r.program.count("iterations of") <= 8 and "3 iterations of (k56, 10 iterations of (k57))" in r.program, \
+        r.program
+
+
 def test_an_element_of_another_array_read_each_step_of_a_sweep_rolls_up(monkeypatch):
     """``u[i] = 0.5 * u[i - 1] + f[i]`` in sweeps (a Gauss-Seidel line): each step's ``f[i]`` is one element
     made at one site; they were gathered into one kernel of a hundred outputs, which the loop then read one
