@@ -11,7 +11,7 @@ from typing import Any
 
 from . import fmt, program
 from .backends import compiler, get_backend
-from .cache import PLAN_CACHE, Abandon, Tape, compiling, replay, warn_storm
+from .cache import PLAN_CACHE, Abandon, Tape, compiling, guard_function, replay, warn_storm
 from .capture import CellContext, Namespace, finalize
 from .guards import scan
 from .ir import format_graph
@@ -349,6 +349,8 @@ def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:
     else:
         PLAN_CACHE.store(key, entry)
         r.cache, r.guards, r.miss_reasons = "miss", list(entry.texts), misses
+        if compiler.background():  # its guards' generated function too, while the user reads (a first replay
+            compiler.submit(("guards", id(entry), object()), lambda: guard_function(entry))  # compiled it: ~0.5 ms)
         if r.options.get("compile_plan", True):  # (numba compiles its replay as one program while the user reads)
             compiling(entry, s.backend, r)
         advice = PLAN_CACHE.note(key, "miss", misses)
