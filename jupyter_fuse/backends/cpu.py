@@ -140,8 +140,6 @@ class CpuBackend:
             return lambda values, report: run_on_numpy(kernel, values, report, f"could not render: {e}", plan.inplace)
         work = _work(kernel)
         parallel = self._parallel(work)
-        if compiler.background():  # (once a process)
-            compiler.submit(("numba threads",), _start_threads)
         extra = [self._numba.get_num_threads() if parallel else 1] if rendered.needs_threads else []
         compiled: list[Any] = []  # the entry point, once known
         job: list[Any] = []  # its compile in the background (None: none needed), once asked
@@ -491,32 +489,6 @@ def _compile(numba: Any, source: str, parallel: bool, kinds: tuple) -> None:
     module = _load(source)
     (module.kernel_par if parallel else module.kernel_seq).compile(sig)
     _marker(source, parallel, kinds).touch()
-
-
-def _start_threads() -> None:
-    """A background job: start numba's thread pool with one small parallel call. A process's first parallel
-    call waits ~10 ms for it (the threading layer's library and its threads): the first replay paid that
-    (bench/realworld.py's knn, its 2nd run: 14 ms; 4 ms after this; 3 ms its 3rd). Only where the layer
-    lets two threads launch at once (omp, tbb; the workqueue layer aborts on a concurrent launch, so there
-    the first launch still pays)."""
-    numba = _import_numba()
-    if numba.get_num_threads() < 2:
-        return
-    from numba.np.ufunc import parallel
-
-    parallel._launch_threads()
-    if numba.threading_layer() in ("omp", "tbb"):
-        _spread(numba)(np.zeros(64))
-
-
-@functools.lru_cache(maxsize=None)
-def _spread(numba: Any) -> Any:
-    @numba.njit(parallel=True, cache=True)
-    def spread(a: np.ndarray) -> None:
-        for i in numba.prange(a.size):
-            a[i] += 1.0
-
-    return spread
 
 
 @functools.lru_cache(maxsize=None)

@@ -240,22 +240,6 @@ def test_a_kernel_launched_again_from_another_plan_asks_numba_for_no_types(monke
     assert not asked, len(asked)
 
 
-def test_numbas_threads_start_in_the_background(background, monkeypatch):
-    """A process's first parallel call waits ~10 ms for numba's thread pool: a job started while the user
-    reads starts it, so a first replay does not pay it (once a process, whichever cell comes first)."""
-    from numba.np.ufunc import parallel
-
-    started, real = [], cpu._start_threads
-    monkeypatch.setattr(cpu, "_start_threads", lambda: started.append(threading.current_thread().name))
-    monkeypatch.setattr(compiler, "_JOBS", {})  # (as in a new process)
-    for k in (7.25, 7.5):
-        jupyter_fuse.run_cell(CELL.format(k=k), {"np": np, "x": np.linspace(0.1, 1.0, 50)}, backend="cpu")
-    compiler.wait()
-    assert started == ["jupyter_fuse compiler"]
-    real()  # (the job itself, here: what it leaves)
-    assert parallel._is_initialized or cpu._import_numba().get_num_threads() < 2
-
-
 def test_a_recorded_cells_guard_function_is_made_in_the_background(background):
     """A first replay made its guards' generated function (~0.5 ms of compile()); it is made while the user
     reads now, and the replay finds it."""

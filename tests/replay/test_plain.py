@@ -248,8 +248,10 @@ def test_a_replay_of_tiny_kernels_runs_as_plain_numpy_while_its_program_compiles
     monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "on")
     monkeypatch.setenv("JUPYTER_FUSE_COMPILE", "background")
     twin = Twin(_setup, backend="cpu")
-    twin.run(DITHER)
-    states = [twin.run(DITHER).cache]  # (at once: numba compiles only between cells)
+    gate = _hold_compiles()  # (the second run comes before the compile ends, however quick: a program
+    twin.run(DITHER)  # of this source may be in memory from another test, and its job then ends at once)
+    states = [twin.run(DITHER).cache]
+    gate.set()
     jupyter_fuse.wait_for_compiles()
     states.append(twin.run(DITHER).cache)
     assert states == ["numpy", "hit"], states
@@ -261,10 +263,23 @@ def test_a_replay_of_tiny_kernels_runs_as_plain_numpy_while_its_program_compiles
     monkeypatch.setattr(runner, "LAUNCH_COST", 0.0)  # (launching "costs nothing": the replay runs kernel by kernel)
     runner.PLAN_CACHE.clear()
     twin = Twin(_setup, backend="cpu")
+    gate = _hold_compiles()
     twin.run(DITHER)
     assert twin.run(DITHER).cache == "hit", twin.reports[1].miss_reasons
+    gate.set()
     assert "while numba compiles it as one program" in twin.reports[1].program_note, twin.reports[1].program_note
     jupyter_fuse.wait_for_compiles()
+
+
+def _hold_compiles():
+    """An event that holds the background compiles (a job waiting on it, first in the queue) until it is set."""
+    import threading
+
+    from jupyter_fuse.backends import compiler
+
+    gate = threading.Event()
+    compiler.submit(("held", object()), lambda: gate.wait(60))
+    return gate
 
 
 def test_a_replay_that_will_run_kernel_by_kernel_is_judged_by_its_launches_against_numpys_time(monkeypatch):
