@@ -95,7 +95,9 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     if real_target is not None and result is real_target:
         out: Any = target
     else:
-        out = next((lz for lz in others if result is sub[id(lz)]), None)  # `np.asarray(a)` hands back `a`
+        # `np.asarray(a)` hands back `a` (an array: a NumPy scalar may be an argument's very object without
+        # being it, np.True_ being one object: `x < y` of a lazy complex and a lazy np.True_ is not `y`)
+        out = next((lz for lz in others if result is sub[id(lz)]), None) if isinstance(result, np.ndarray) else None
         if out is None:
             out = _wrap_result(result, tape, s)
     if tape is not None and recipe is not None:

@@ -75,6 +75,21 @@ def test_in_place_edit_of_an_input_is_seen_by_the_replay():
     assert np.array_equal(x0, [11] * 4) and np.array_equal(ns["y"], [20] * 4)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_a_call_outside_the_trace_returning_np_true_is_not_its_argument(backend):
+    """``x < y`` of a lazy complex scalar and a lazy np.True_ runs as NumPy (complex order) and returns np.True_,
+    the very object ``y`` computed to: the result was bound to ``y``, so a replay on other values gave ``y``'s
+    (fuzz seed 3305024)."""
+    src = "x = np.prod(b, dtype=np.complex128)\ny = np.logical_and(b, b)\nv = x < y\nw = y <= x\n"
+    b = np.array(-1, np.int32)
+    ns = {"np": np, "b": b}
+    jf.run_cell(src, ns, backend)
+    assert ns["v"] is np.True_ and ns["w"] is np.False_  # (-1 < 1; 1 <= -1)
+    b[...] = 6
+    r = jf.run_cell(src, ns, backend)
+    assert r.cache == "hit" and ns["v"] is np.False_ and ns["w"] is np.True_
+
+
 def test_numpy_scalar_dict_keys_replay():
     ns = {"np": np, "b": np.arange(6, dtype=np.int32) - 2}
     src = "k = {b[2]: b * 2, (b[1], 'x'): 2}"
