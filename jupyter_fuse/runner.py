@@ -350,7 +350,7 @@ def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:
         PLAN_CACHE.store(key, entry)
         r.cache, r.guards, r.miss_reasons = "miss", list(entry.texts), misses
         if compiler.background():  # its guards' generated function too, while the user reads (a first replay
-            compiler.submit(("guards", id(entry), object()), lambda: guard_function(entry))  # compiled it: ~0.5 ms)
+            compiler.submit(("guards", id(entry), object()), lambda: guard_function(entry))  # compiled it)
         if r.options.get("compile_plan", True):  # (numba compiles its replay as one program while the user reads)
             compiling(entry, s.backend, r)
         advice = PLAN_CACHE.note(key, "miss", misses)

@@ -236,7 +236,7 @@ class Session:
             # and a replay's compiled loop would stop at every chunk)
             if arrived and self._aligned() or self.pending > 4 * BOUND:
                 self.flush()
-                self._spot, self._retarget = self._where(), False  # the next chunk ends here too
+                self._spot, self._retarget = spot if arrived else self._where(), False  # the next chunk ends here too
                 self._gaps, self._arrival = {}, (self.report.ops, 0)
             elif not self._retarget and (self.pending > 2 * BOUND and buf.node.op == "setitem"
                                          or self.pending > 3 * BOUND):
@@ -264,8 +264,11 @@ class Session:
         filename, out = self.filename, []
         frame = sys._getframe(1)
         while frame is not None:
-            if frame.f_code.co_filename == filename:
+            code = frame.f_code
+            if code.co_filename == filename:
                 out.append((frame.f_lineno, frame.f_lasti))
+                if code.co_name == "<module>":  # the cell's own body: no frame of its code is above it (the
+                    break  # rest of the stack is the runner's and IPython's: asked once per loop iteration)
             frame = frame.f_back
         return tuple(out)
 
