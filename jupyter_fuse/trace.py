@@ -628,8 +628,8 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
 def _storage_order(out: "LazyArray", args: list[Any]) -> tuple[int, ...] | None:
     """The axes that make ``out`` its whole storage again, when it is a transposed view of it (a result in
     NumPy's memory order) and the operands broadcast to it: the write then replaces the storage, and fuses."""
-    if not out._chain or len(out.shape) < 2 or _c_ordered(out):
-        return None
+    if not out._chain or len(out.shape) < 2 or _c_ordered(out) or _row_major(out):
+        return None  # (a window in C order, with gaps: like_order keeps C order; answered without a ghost)
     axes = views.like_order(out._ghost())
     if axes is None or out._view("transpose", axes)._current() is not out._buf.node:
         return None
@@ -1292,10 +1292,11 @@ def scalar_as_array(x: LazyArray) -> LazyArray:
 
 def _reshape_step(g: np.ndarray, asked: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape a view step reshapes to (ValueError where only a copy would do): the one asked for with
-    its -1 where the array is empty, since NumPy keeps an empty array's strides only when asked for its
-    own shape literally (``b.reshape(-1)`` of a 0-stride empty ``b`` has C strides, ``b.reshape(0)`` not)."""
+    its -1 where the array is empty or keeps its shape, since NumPy keeps the strides only when asked for
+    the array's own shape literally (``b.reshape(-1, 1)`` of a (1, 1) ``b`` with 0 strides has C strides,
+    ``b.reshape(1, 1)`` keeps b's; so for an empty ``b`` and ``-1`` against ``0``)."""
     np.reshape(g, shape, copy=False)
-    return asked if g.size == 0 else shape
+    return asked if g.size == 0 or shape == g.shape else shape
 
 
 def _reshape_shape(size: int, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -398,6 +398,16 @@ def test_the_strides_of_a_new_empty_array_read_in_the_cell_are_numpys(source, op
 
 
 @pytest.mark.parametrize("opts", BACKENDS)
+@cases("v = b.reshape(-1, 1); s = v.strides", "v = b.reshape(1, -1); s = v.strides",
+       "v = b.reshape(1, 1); s = v.strides", "v = c.reshape(-1, 1); s = v.strides",
+       "c.shape = (1, -1); s = c.strides", "v = c.reshape(-1); s = v.strides")
+def test_a_reshape_to_its_own_shape_keeps_the_strides_only_when_asked_literally(source, opts):
+    # NumPy's shortcut: the array's own shape, written out, is a view with its strides (0 for new axes);
+    # a -1 that works out to the same shape takes the general path's C strides (generator: 3405904)
+    check(source, "b = np.array(2.5 - 1j)[None][None]; c = np.arange(3.0)[:, None][::2]", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
 @cases("v1 = np.conjugate(np.isfinite(a))\nv2 = np.equal(np.isnan(v1), (a ** 2**40))",
        "v = a ** 2**40; w = a ** 63; x = a ** 64", "v = i8 ** 7; w = i8 ** 100; x = (i8 + 0) ** 9; y = (i8 ** 9 == 0)")
 def test_integer_powers_wrap_as_numpys(source, opts):  # (found by the generator: seed 977)
