@@ -28,6 +28,7 @@ CELLS = {
     "x = x * a + b": "for i in range(N):\n    x = x * 0.5 + 1\n",
     "2-D stencil store": "for i in range(N):\n    u[1:-1, 1:-1] = 0.25 * (u[1:-1, 2:] + u[1:-1, :-2])\n",
     "copy": "for i in range(N):\n    y = x.copy()\n",
+    "window += element * window": "for i in range(N):\n    u[1:-1, 1:-1] += w[1, 1] * u[:-2, 2:]\n",
     "element * window": "for i in range(N):\n    y = w[1, 1] * u[1:-1, 1:-1]\n",
     "sum": "for i in range(N):\n    s = x.sum()\n",
     "element update": "for i in range(N):\n    k = i % 60 + 1\n    u[k, 2] += 0.5 * (u[k - 1, 2] - u[k, 2])\n",
