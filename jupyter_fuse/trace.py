@@ -970,6 +970,13 @@ class LazyArray:
                 elif masked.fill(self, index, value):  # `x[mask] = number`
                     return
                 raise Unsupported("advanced index")
+            if type(value) in (list, tuple) and self._writeable and _contains_lazy(value):
+                # NumPy assigns a sequence as ``np.asarray(seq, dtype=dest.dtype)`` (`history[t] = S, E, I, R`):
+                # made so (traced, or one NumPy call), the write itself stays lazy; as an eager assignment it
+                # would copy the whole destination every step, in the trace and in each replay
+                from .lazynp import asarray
+
+                value = asarray(value, dtype=self.dtype)
             value = operand(value)
         except Unsupported:
             from .lazynp import eager_call

@@ -578,6 +578,24 @@ def test_a_compiled_replay_of_a_loop_with_an_empty_result():
     assert reports[-1].program.startswith("compiled: ")
 
 
+def test_a_history_row_assigned_a_tuple_each_step_is_traced_and_the_replay_rolls():
+    """``history[t] = S, E, I, R`` in a time loop: NumPy assigns ``np.asarray((S, E, I, R), history.dtype)``.
+    It ran as an eager assignment, which copies the whole of ``history`` each step (in the trace and in every
+    replay: a replay 100x NumPy's time); it is traced now, and the compiled replay rolls the steps."""
+    def setup():
+        return {"np": np, "S": np.full(5, 990.0), "I": np.full(5, 10.0), "R": np.zeros(5), "b": np.linspace(0.1, 0.5, 5)}
+    src = ("h = np.zeros((61, 3, 5))\nh[0] = S, I, R\nfor t in range(1, 61):\n    new = b * S * I / 1000\n"
+           "    rec = 0.1 * I\n    S = S - new\n    I = I + new - rec\n    R = R + rec\n    h[t] = S, I, R\n"
+           "peak = h[:, 1].argmax(axis=0)\n")
+    twin = Twin(setup, backend="cpu")
+    first = twin.run(src)
+    assert not first.fallbacks, first.fallbacks
+    again = twin.run(src)
+    assert again.cache == "hit", again.miss_reasons
+    rolled = re.search(r"(\d+) iterations of", again.program)
+    assert rolled and int(rolled.group(1)) >= 50, (again.program, again.program_note)
+
+
 @pytest.mark.parametrize("backend", ["numpy", "cpu"])
 @pytest.mark.parametrize("src", [
     # a value per step kept in a list, stacked after the loop whose steps synced (a filter's states)

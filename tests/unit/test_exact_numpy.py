@@ -538,10 +538,25 @@ def test_reshaping_an_empty_array_through_minus_one_gives_numpys_strides(source,
        "k = np.array([s[0], 'a'])", "k = np.array([s[0]], ndmin=3)",
        "k = np.array([s[0] * -0.0, -0.0, s[1] / 0 * 0, 0.0])", "k = np.array([i[0] * 100, i[1], 7], dtype=np.int8)",
        "k = np.array([s[0] * 1j, 1.0], dtype=float)", "k = np.array([f, s[2], True])",
-       "k = np.array([np.sin(s[0]), np.cos(s[1]), s.sum()]) * s")
+       "k = np.array([np.sin(s[0]), np.cos(s[1]), s.sum()]) * s",
+       "k = np.array([s[0] * np.nan, 1.0], dtype=int)", "k = np.array([s[0] * 1e10, s[1]], dtype=np.int32)",
+       "k = np.array([s[0] * -np.inf, s[1]], dtype=np.uint8)", "k = np.array([s[1] * 1e10, 2], dtype=np.int64)")
 def test_an_array_of_a_list_of_lazy_values(source, opts):
     """np.array([x, y, z]) of lazy values (an ODE's state vector) is traced: NumPy's dtype, shape and
     errors; ragged lists and other objects run as NumPy."""
+    check(source, "s = np.array([1.0, 2.0, 3.0]); i = np.array([1, 2], np.int8); f = np.float32(2.5); "
+                  "m = np.arange(6.0).reshape(2, 3)", **opts)
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@cases("h = np.zeros((3, 2, 3))\nfor t in range(3):\n    h[t] = s * t, s + t", "m[0] = s[0] * 2, s[1], 7.5",
+       "i[:] = s[0] * 2, s[1]", "i[:] = s[0] * np.nan, 1", "i[:] = s[:2] * 100", "m[:] = s, s * 2",
+       "m[:] = (s[:2], s)", "m[0] = [s[0], s[1], s[2]]", "m[:, 0] = s[0], s[1]", "m[:] = [s]", "m[:] = (s, s, s)",
+       "d = np.broadcast_to(s, (2, 3))\nd[0] = s[0], 1, 2", "i[:] = np.float32(2.5) * f, s[0] > 1",
+       "b = np.zeros(2, bool)\nb[:] = s[0] - 1, s[1] * np.nan")
+def test_a_sequence_assigned_into_an_array_is_numpys_asarray_of_the_destinations_dtype(source, opts):
+    """``dest[i] = a, b`` assigns ``np.asarray((a, b), dtype=dest.dtype)``: NumPy's casts, errors and
+    broadcasting (a history row `h[t] = S, E, I, R` written lazily, not as an eager copy of ``h``)."""
     check(source, "s = np.array([1.0, 2.0, 3.0]); i = np.array([1, 2], np.int8); f = np.float32(2.5); "
                   "m = np.arange(6.0).reshape(2, 3)", **opts)
 
