@@ -489,6 +489,7 @@ def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, 
     _outputs(actions, effects_reads)
     kept: list[tuple] = []
     too_big, cut = "", False
+    unrolled = 0  # kernel calls of the blocks compiled so far that hardly roll (``_too_big``'s budget)
     rows: dict[Node, tuple[Block, int, int, int]] = {}  # a compiled block's output that is a row of what it returns
     for a in actions:
         if a[0] != "block":
@@ -499,7 +500,9 @@ def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, 
         blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
         roots = [_root(blk, v) for v, _ in blk.outputs]
         blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
-        why = _too_big(blk)
+        why = _too_big(blk, unrolled)
+        if not why and 2 * _calls(blk.parts) > _launched(blk.parts):
+            unrolled += _calls(blk.parts)
         if why:  # this block's steps run as they are (their values all go back to the replay's values)
             too_big = too_big or why
             cut = cut or any(s[0] == "call" for s in blk.steps)
@@ -562,13 +565,19 @@ def _destinations(instr: Instr) -> list[int]:
     return out
 
 
-def _too_big(blk: Block) -> str:
+def _too_big(blk: Block, unrolled: int = 0) -> str:
     """Why the rolled-up block is not compiled (numba's compile time grows faster than linearly with its
-    calls and its arrays), or "" when it is."""
+    calls and its arrays), or "" when it is. ``unrolled``: the calls of the program's blocks compiled before
+    it that hardly roll (as many calls as launches, or nearly): such blocks, cut apart by calls outside the
+    trace (a random draw each step), share one budget of MAX_CALLS; past it compiling them costs seconds
+    for each few microseconds a replay saves."""
     calls = _calls(blk.parts)
     if calls > MAX_CALLS:
         return (f"rolled up, it still makes {calls} kernel calls (the steps differ): compiling them would "
                 f"cost more than it saves, from {MAX_CALLS}")
+    if 2 * calls > _launched(blk.parts) and unrolled + calls > MAX_CALLS:
+        return (f"rolled up, its blocks still make {unrolled + calls} kernel calls (the steps differ): compiling "
+                f"them would cost more than it saves, from {MAX_CALLS}")
     arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts, blk)
     if arrays > MAX_ARRAYS:
         return (f"a block of it holds {arrays} arrays (values the cell keeps, one per step): compiling it "
@@ -671,6 +680,11 @@ def history_rows(blk: Block, vs: tuple[int, ...]) -> tuple[int, int, int] | None
 def _calls(units: list[Any]) -> int:
     """Kernel calls written in the program's source (a loop's body once)."""
     return sum(_calls([b for b, _ in u.body]) if isinstance(u, Loop) else 1 for u in units)
+
+
+def _launched(units: list[Any]) -> int:
+    """Kernel launches the units make (a loop's body as many times as it runs)."""
+    return sum(u.count * _launched([b for b, _ in u.body]) if isinstance(u, Loop) else 1 for u in units)
 
 
 def _root(blk: Block, v: int) -> tuple[int, int, int]:

@@ -780,11 +780,30 @@ def test_a_block_too_big_to_compile_replays_kernel_by_kernel_beside_compiled_one
     them, Python's) stays compiled; the values are NumPy's."""
     from jupyter_fuse import program
 
-    monkeypatch.setattr(program, "_too_big", lambda blk: "too big" if any(s[0] == "sync" for s in blk.steps) else "")
+    monkeypatch.setattr(program, "_too_big", lambda blk, unrolled=0: "too big" if any(s[0] == "sync" for s in blk.steps) else "")
     src = ("y = x * 1.0\nys = []\nfor i in range(10):\n    y = y * 0.5 + 1.0\n    ys.append(y)\n"
            "    s = float(y.sum())\nk = np.count_nonzero(ys[0] > 1.5)\nr = x + k\nfor i in range(8):\n    r = r * 0.5 + ys[i]\n")
     for r in _compiled_replays(src, {"x": np.arange(3.0)}, monkeypatch):
         assert "compiled:" in r.program and "kernel by kernel: k0" in r.program, (r.program, r.miss_reasons)
+
+
+def test_blocks_that_do_not_roll_share_one_budget_of_calls(monkeypatch):
+    """Blocks cut apart by a call outside the trace each step (a random draw), whose kernels differ from step
+    to step (another element each time), do not roll: each compiles a call per launch. Past MAX_CALLS of those
+    in all (here 8) the rest replay kernel by kernel (a simulated annealing's 7,000 launches compiled for
+    40 s); a block that rolls is compiled whatever the budget says. The values are NumPy's."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MAX_CALLS", 8)
+    src = ("rng = np.random.default_rng(3)\nfor i in range(1, 7):\n    d = rng.permutation(x)[:i]\n"
+           "    x[:i] = x[:i] * 0.5 + d\n    x[i:] += 1.0\n"
+           "for i in range(40):\n    y[1:] = y[:-1] * 0.5 + 1.0\n")
+    for r in _compiled_replays(src, {"x": np.arange(8.0), "y": np.arange(3.0)}, monkeypatch):
+        assert re.search(r"compiled: k\d+, k\d+, 40 iterations of", r.program), r.program  # the rolled loop
+        assert "kernel by kernel: k" in r.program, r.program
+        entry = next(iter(PLAN_CACHE.cells.values()))[0]
+        unrolled = [b for b in entry.program.blocks if 2 * program._calls(b.parts) > program._launched(b.parts)]
+        assert sum(program._calls(b.parts) for b in unrolled) <= 8, [program.describe_units(b.parts) for b in unrolled]
 
 
 def _matrix_loop(seed: int) -> str:
