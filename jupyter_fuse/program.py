@@ -796,14 +796,18 @@ def _roll_periods(units: list[Any], keys: list[int], live_out: set[int], last_re
             j = i
             while j + period < n and keys[j] == keys[j + period]:
                 j += 1
+            skip = None
             for start in range(i, i + period):  # (the first phase whose data flows alike)
                 count = (j + period - start) // period
                 if count < MIN_REPEATS:
                     break
                 cut: list[int] = []
                 loop = _loop(units, start, period, count, live_out, last_read, blk, tuples, cut)
-                if loop is None and cut:  # (the iterations up to where one read stops being a history's rows)
-                    count = min(cut)
+                if loop is None and cut:  # (the iterations up to where one read stops being a history's rows,
+                    count = min(cut)  # or up to the first whose large value is read after the loop)
+                    if count < MIN_REPEATS:  # (that one comes too soon: look again after it)
+                        skip = start + period * count
+                        break
                     loop = _loop(units, start, period, count, live_out, last_read, blk, tuples)
                 if loop is not None:
                     for _, hv, size, dtype in loop.history:
@@ -813,7 +817,7 @@ def _roll_periods(units: list[Any], keys: list[int], live_out: set[int], last_re
                     out.append(loop)
                     done = start + period * count
                     break
-            i = max(j + 1, done)
+            i = max(j + 1, done) if skip is None else max(skip, done)
         if done:
             return out + units[done:]
     return None
@@ -944,7 +948,11 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             continue
         dtype, size = blk.vars[by_k[min(by_k)]]
         if size > HISTORY_MAX and len(by_k) < count:
-            return None  # some earlier iterations' large values are read after the loop: a history would hold all
+            # some earlier iterations' large values are read after the loop (a snapshot every 25th step): a
+            # history would hold all; the loop up to the first of them carries its value out (``cut``)
+            if cut is not None:
+                cut.append(min(by_k) + 1)
+            return None
         top += 1  # (the loop's history variable: a row per iteration)
         history.append((slot, top, size, dtype))
         aliases.update({units[start + k * period + slot[0]].outs[slot[1]]: (top, k * size, size) for k in range(count)})

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
+import re
+
 import numpy as np
 import pytest
 
@@ -280,6 +282,21 @@ def test_chunks_of_a_loop_keeping_a_row_every_tenth_step_start_at_one_step_of_te
     r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "y": y0.copy()}, source, lambda ns: ns.update(y=y0.copy()))
     assert r.program.count("iterations of") <= 8 and "3 iterations of (k56, 10 iterations of (k57))" in r.program, \
         r.program
+
+
+def test_steps_between_snapshots_of_a_large_array_roll_into_loops(monkeypatch):
+    """A step of ``np.roll``s kept whole every 25th step (``snaps.append(u.copy())``, 400 elements): the
+    iterations whose value is read after the loop are too large for a history of every iteration, so no run of
+    steps rolled (752 kernel calls: the replay ran kernel by kernel, and the cell as NumPy). Now a run of steps
+    is cut at the first such iteration, whose value the loop carries out: loops of 23-25 steps (a loop of them
+    where the chunks' flushes fall alike)."""
+    source = ("snaps = []\nfor n in range(300):\n    up = np.roll(u, -1)\n    um = np.roll(u, 1)\n"
+              "    u = u - 0.4 * (up - um) + 0.32 * (up - 2 * u + um)\n    if n % 25 == 0:\n"
+              "        snaps.append(u.copy())\nS = np.array(snaps)\n")
+    u0 = np.exp(-50 * (np.linspace(0, 1, 400) - 0.5) ** 2)
+    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "u": u0.copy()}, source, lambda ns: ns.update(u=u0.copy()))
+    assert len(re.findall(r"2[345] iterations of \(k", r.program)) >= 10, (r.program, r.program_note)
+    assert "kernel by kernel" not in r.program, r.program
 
 
 def test_an_element_of_another_array_read_each_step_of_a_sweep_rolls_up(monkeypatch):
