@@ -2058,6 +2058,754 @@ PROGRAMS += [
     Program("sor_poisson", GS_POISSON, _gs_poisson, {"tiny": dict(n=4), "small": dict(n=10)}),
 ]
 
+
+# -- written by a helper agent of the nineteenth session, as others write notebooks: a perceptron class, FDTD,
+# annealing, regression with numpy.linalg, a backtest, DLA walkers, CG, Newton on systems, group statistics,
+# Lax-Wendroff with snapshots, float32 mini-batches, an SEIR history array, morphology, Euler-Maruyama
+# options, Neumann heat with a float() test, a sandpile --------------------------------------------------
+
+# Rosenblatt's perceptron as a class (Raschka, "Machine Learning with PyTorch and Scikit-Learn" ch. 2):
+# RandomState in fit, a loop over samples with zip(X, y), errors_ as a list of ints, np.where predict
+PERCEPTRON = """\
+class Perceptron:
+    \"\"\"Perceptron classifier.
+
+    eta : learning rate (between 0.0 and 1.0)
+    n_iter : passes over the training dataset
+    \"\"\"
+    def __init__(self, eta=0.01, n_iter=50, random_state=1):
+        self.eta = eta
+        self.n_iter = n_iter
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        rgen = np.random.RandomState(self.random_state)
+        self.w_ = rgen.normal(loc=0.0, scale=0.01, size=X.shape[1])
+        self.b_ = np.float64(0.)
+        self.errors_ = []
+        for _ in range(self.n_iter):
+            errors = 0
+            for xi, target in zip(X, y):
+                update = self.eta * (target - self.predict(xi))
+                self.w_ += update * xi
+                self.b_ += update
+                errors += int(update != 0.0)
+            self.errors_.append(errors)
+        return self
+
+    def net_input(self, X):
+        return np.dot(X, self.w_) + self.b_
+
+    def predict(self, X):
+        return np.where(self.net_input(X) >= 0.0, 1, 0)
+
+# standardize the features
+X_std = np.copy(X)
+X_std[:, 0] = (X[:, 0] - X[:, 0].mean()) / X[:, 0].std()
+X_std[:, 1] = (X[:, 1] - X[:, 1].mean()) / X[:, 1].std()
+
+ppn = Perceptron(eta=0.1, n_iter=n_iter)
+ppn.fit(X_std, y)
+y_pred = ppn.predict(X_std)
+print('Misclassified examples: %d' % (y != y_pred).sum())
+print(f"updates per epoch: {ppn.errors_}, accuracy {np.mean(y_pred == y):.3f}")
+"""
+
+
+def _perceptron(n: int, n_iter: int) -> dict:
+    r = _rng(1)
+    # two iris-like classes: sepal length / petal length, nearly separable
+    a = r.normal([5.0, 1.5], [0.35, 0.2], size=(n // 2, 2))
+    b = r.normal([5.9, 2.6], [0.5, 0.45], size=(n - n // 2, 2))
+    X = np.vstack([a, b])
+    y = np.concatenate([np.zeros(n // 2, dtype=int), np.ones(n - n // 2, dtype=int)])
+    perm = r.permutation(n)
+    return {"np": np, "X": X[perm], "y": y[perm], "n_iter": n_iter}
+
+
+# 1-D FDTD (Sullivan, "Electromagnetic Simulation Using the FDTD Method", fd1d_1_4 in Python):
+# ex/hy slice updates, a Gaussian pulse added at a cell each step, absorbing boundaries kept in lists
+FDTD = """\
+import math
+
+ke = n_cells
+ex = np.zeros(ke)
+hy = np.zeros(ke)
+t0 = 40
+spread = 12
+boundary_low = [0, 0]
+boundary_high = [0, 0]
+
+# dielectric slab from cell kstart on
+cb = np.ones(ke)
+cb = 0.5 * cb
+cb[kstart:] = 0.5 / epsilon
+
+energy = []
+for time_step in range(1, nsteps + 1):
+    # calculate the Ex field
+    ex[1:ke] = ex[1:ke] + cb[1:ke] * (hy[0:ke - 1] - hy[1:ke])
+    # put a Gaussian pulse in at the low end
+    pulse = math.exp(-0.5 * ((t0 - time_step) / spread) ** 2)
+    ex[5] = pulse + ex[5]
+    # absorbing boundary conditions
+    ex[0] = boundary_low.pop(0)
+    boundary_low.append(ex[1])
+    ex[ke - 1] = boundary_high.pop(0)
+    boundary_high.append(ex[ke - 2])
+    # calculate the Hy field
+    hy[0:ke - 1] = hy[0:ke - 1] + 0.5 * (ex[0:ke - 1] - ex[1:ke])
+    if time_step % 50 == 0:
+        energy.append(float(np.sum(ex ** 2 / cb * 0.5 + hy ** 2)))
+
+transmitted = np.abs(ex[kstart:]).max()
+reflected = np.abs(ex[:kstart]).max()
+print(f"T = {nsteps}: max |Ex| in slab {transmitted:.4f}, outside {reflected:.4f}, "
+      f"expected reflection {(1 - math.sqrt(epsilon)) / (1 + math.sqrt(epsilon)):+.3f}")
+"""
+
+
+def _fdtd(n_cells: int, nsteps: int) -> dict:
+    return {"np": np, "n_cells": n_cells, "nsteps": nsteps, "kstart": n_cells // 2, "epsilon": 4.0}
+
+
+# simulated annealing for a small travelling-salesman tour: distance matrix by broadcasting, swap two
+# cities with rng.integers, Metropolis acceptance with math.exp, geometric cooling, a best-so-far copy
+TSP = """\
+import math
+
+def tour_length(tour, D):
+    return D[tour, np.roll(tour, -1)].sum()
+
+rng = np.random.default_rng(17)
+n = len(cities)
+D = np.sqrt(((cities[:, None, :] - cities[None, :, :]) ** 2).sum(axis=-1))
+tour = rng.permutation(n)
+current = tour_length(tour, D)
+best, best_tour = current, tour.copy()
+initial = current
+T = T0
+accepted = 0
+history = []
+for step in range(n_steps):
+    i, j = rng.integers(0, n, size=2)
+    if i == j:
+        continue
+    candidate = tour.copy()
+    candidate[i], candidate[j] = candidate[j], candidate[i]
+    new = tour_length(candidate, D)
+    delta = new - current
+    if delta < 0 or rng.random() < math.exp(-delta / T):
+        tour = candidate
+        current = new
+        accepted += 1
+        if current < best:
+            best = current
+            best_tour = tour.copy()
+    T = T * cooling
+    if step % 100 == 0:
+        history.append(current)
+history = np.array(history)
+print(f"tour length {initial:.3f} -> {best:.3f} ({accepted} moves accepted, final T {T:.2e})")
+"""
+
+
+def _tsp(n_cities: int, n_steps: int) -> dict:
+    r = _rng(5)
+    return {"np": np, "cities": r.uniform(0, 1, (n_cities, 2)), "n_steps": n_steps, "T0": 1.0,
+            "cooling": 0.001 ** (1.0 / n_steps)}
+
+
+# least squares three ways (normal equations with inv, np.linalg.lstsq, solve), standard errors,
+# R^2, then a k-fold cross-validation loop with rng.permutation and array_split
+NORMAL_EQ = """\
+from numpy.linalg import inv, lstsq, norm
+
+# design matrix with intercept, two features and their interaction
+X = np.column_stack([np.ones(len(x1)), x1, x2, x1 * x2])
+n, p = X.shape
+
+theta_ne = inv(X.T @ X) @ X.T @ y                # normal equations
+theta, rss, rank, sv = lstsq(X, y, rcond=None)   # the numerically nicer way
+theta_solve = np.linalg.solve(X.T @ X, X.T @ y)
+print("max difference between methods:", np.abs(theta_ne - theta).max(), np.abs(theta_solve - theta).max())
+
+y_hat = X @ theta
+resid = y - y_hat
+sigma2 = resid @ resid / (n - p)
+se = np.sqrt(np.diag(sigma2 * inv(X.T @ X)))
+t_stat = theta / se
+r2 = 1 - np.sum(resid ** 2) / np.sum((y - y.mean()) ** 2)
+adj_r2 = 1 - (1 - r2) * (n - 1) / (n - p)
+cond = sv[0] / sv[-1]
+big = np.abs(resid) > 3 * np.sqrt(sigma2)
+
+rng = np.random.default_rng(0)
+folds = np.array_split(rng.permutation(n), k)
+cv_mse = []
+for f in range(k):
+    test = folds[f]
+    train = np.concatenate([folds[g] for g in range(k) if g != f])
+    th, *_ = lstsq(X[train], y[train], rcond=None)
+    cv_mse.append(np.mean((y[test] - X[test] @ th) ** 2))
+cv_mse = np.array(cv_mse)
+table = [f"{name:>6s} {b:9.4f} {s:8.4f} {t:8.2f}"
+         for name, b, s, t in zip(["const", "x1", "x2", "x1:x2"], theta, se, t_stat)]
+print(f"R^2={r2:.4f} adj={adj_r2:.4f} cond={cond:.1f} outliers={big.sum()} "
+      f"train mse={np.mean(resid ** 2):.4f} cv mse={cv_mse.mean():.4f} +- {cv_mse.std():.4f}")
+"""
+
+
+def _normal_eq(n: int, k: int) -> dict:
+    r = _rng(3)
+    x1 = r.uniform(0, 10, n)
+    x2 = r.normal(5, 2, n)
+    y = 1.5 + 0.8 * x1 - 0.3 * x2 + 0.05 * x1 * x2 + r.standard_t(4, n)
+    return {"np": np, "x1": x1, "x2": x2, "y": y, "k": k}
+
+
+# moving-average crossover backtest over a grid of windows: a cumsum moving average helper,
+# np.convolve for the slow one, positions by np.where, cumprod equity, drawdown, results in a dict
+MA_CROSS = """\
+def moving_average(a, n):
+    ret = np.cumsum(a, dtype=float)
+    ret[n:] = ret[n:] - ret[:-n]
+    return ret[n - 1:] / n
+
+results = {}
+best_key, best_sharpe = None, -np.inf
+for short_w in short_windows:
+    for long_w in long_windows:
+        fast = moving_average(close, short_w)[long_w - short_w:]
+        slow = np.convolve(close, np.ones(long_w) / long_w, mode="valid")
+        px = close[long_w - 1:]
+        position = np.where(fast > slow, 1.0, 0.0)
+        daily = np.diff(px) / px[:-1]
+        strat = position[:-1] * daily - cost * np.abs(np.diff(position))
+        equity = np.cumprod(1 + strat)
+        peak = np.maximum.accumulate(equity)
+        max_dd = np.max(1 - equity / peak)
+        sharpe = np.sqrt(252) * strat.mean() / strat.std()
+        n_trades = int(np.count_nonzero(np.diff(position)))
+        results[(short_w, long_w)] = (equity[-1], max_dd, sharpe, n_trades)
+        if sharpe > best_sharpe:
+            best_key, best_sharpe = (short_w, long_w), sharpe
+buy_hold = close[-1] / close[max(long_windows) - 1]
+eq, dd, sh, nt = results[best_key]
+print(f"best MA({best_key[0]},{best_key[1]}): equity {eq:.3f}, max DD {dd:.1%}, Sharpe {sh:.2f}, "
+      f"{nt} trades; buy & hold {buy_hold:.3f}")
+"""
+
+
+def _ma_cross(n: int) -> dict:
+    r = _rng(8)
+    close = 50 * np.exp(np.cumsum(r.normal(0.0003, 0.012, n)))
+    return {"np": np, "close": close, "short_windows": [5, 10, 20], "long_windows": [50, 100, 200],
+            "cost": 0.001}
+
+
+# diffusion-limited aggregation, vectorised walkers: an int8 grid, integer positions, random moves by
+# fancy indexing a moves table, a neighbour mask from shifted slices, stuck walkers removed by a mask
+DLA = """\
+rng = np.random.default_rng(12)
+grid = np.zeros((n, n), dtype=np.int8)
+c = n // 2
+grid[c, c] = 1
+arrival = np.full((n, n), -1, dtype=np.int64)
+arrival[c, c] = 0
+moves = np.array([[0, 1], [0, -1], [1, 0], [-1, 0]])
+pos = rng.integers(0, n, size=(n_walkers, 2))
+counts = []
+for t in range(1, n_steps + 1):
+    pos = (pos + moves[rng.integers(0, 4, size=len(pos))]) % n
+    occ = grid == 1
+    near = occ.copy()
+    near[1:, :] |= occ[:-1, :]
+    near[:-1, :] |= occ[1:, :]
+    near[:, 1:] |= occ[:, :-1]
+    near[:, :-1] |= occ[:, 1:]
+    hit = near[pos[:, 0], pos[:, 1]]
+    if hit.any():
+        grid[pos[hit, 0], pos[hit, 1]] = 1
+        arrival[pos[hit, 0], pos[hit, 1]] = t
+        pos = pos[~hit]
+    counts.append(int(grid.sum()))
+    if len(pos) == 0:
+        break
+rows, cols = np.nonzero(grid)
+r_g = np.sqrt(np.mean((rows - c) ** 2 + (cols - c) ** 2))
+print(f"cluster of {grid.sum()} cells after {t} steps, radius of gyration {r_g:.2f}, "
+      f"{len(pos)} walkers still free")
+"""
+
+
+def _dla(n: int, n_walkers: int, n_steps: int) -> dict:
+    return {"np": np, "n": n, "n_walkers": n_walkers, "n_steps": n_steps}
+
+
+# conjugate gradients as a function with a while loop on norm(r) > tol * norm(b), residual history,
+# `from numpy.linalg import norm`, checked against np.linalg.solve and against plain steepest descent
+CG = """\
+from numpy.linalg import norm
+
+def conjugate_gradient(A, b, tol=1e-8, maxiter=1000):
+    x = np.zeros_like(b)
+    r = b - A @ x
+    p = r.copy()
+    rs_old = r @ r
+    k = 0
+    residuals = [norm(r)]
+    while norm(r) > tol * norm(b) and k < maxiter:
+        Ap = A @ p
+        alpha = rs_old / (p @ Ap)
+        x += alpha * p
+        r -= alpha * Ap
+        rs_new = r @ r
+        p = r + (rs_new / rs_old) * p
+        rs_old = rs_new
+        k += 1
+        residuals.append(norm(r))
+    return x, k, residuals
+
+def steepest_descent(A, b, tol=1e-8, maxiter=200):
+    x = np.zeros_like(b)
+    r = b - A @ x
+    k = 0
+    while norm(r) > tol * norm(b) and k < maxiter:
+        alpha = (r @ r) / (r @ (A @ r))
+        x = x + alpha * r
+        r = b - A @ x
+        k += 1
+    return x, k
+
+x_cg, iters, res = conjugate_gradient(A, b)
+x_sd, iters_sd = steepest_descent(A, b)
+x_direct = np.linalg.solve(A, b)
+res = np.array(res)
+rate = (res[-1] / res[0]) ** (1 / iters)
+print(f"CG: {iters} iterations, |x - x_direct| = {norm(x_cg - x_direct):.2e}, mean rate {rate:.3f}")
+print(f"steepest descent: {iters_sd} iterations, error {norm(x_sd - x_direct):.2e}")
+"""
+
+
+def _cg(m: int) -> dict:
+    # the 5-point Laplacian on an m x m grid as a dense matrix, plus a random right-hand side
+    T = 2 * np.eye(m) - np.eye(m, k=1) - np.eye(m, k=-1)
+    A = np.kron(T, np.eye(m)) + np.kron(np.eye(m), T) + 0.1 * np.eye(m * m)
+    return {"np": np, "A": A, "b": _rng(4).normal(size=m * m)}
+
+
+# Newton's method for a 2x2 nonlinear system from a grid of starting points: F and J as helper
+# functions returning small arrays, np.linalg.solve each step, np.unique(axis=0) on the rounded roots
+NEWTON2D = """\
+def F(v):
+    x, y = v
+    return np.array([x ** 2 + y ** 2 - 4.0,
+                     np.exp(x) + y - 1.0])
+
+def J(v):
+    x, y = v
+    return np.array([[2 * x, 2 * y],
+                     [np.exp(x), 1.0]])
+
+roots = []
+n_iter = []
+for x0 in starts:
+    v = np.array(x0, dtype=float)
+    for k in range(max_iter):
+        step = np.linalg.solve(J(v), -F(v))
+        v = v + step
+        if np.linalg.norm(step) < 1e-12:
+            break
+    roots.append(v)
+    n_iter.append(k + 1)
+roots = np.array(roots)
+n_iter = np.array(n_iter)
+ok = np.array([np.linalg.norm(F(r)) < 1e-9 for r in roots])
+found, basin = np.unique(np.round(roots[ok], 6), axis=0, return_counts=True)
+print(f"{ok.sum()}/{len(starts)} starts converged (mean {n_iter[ok].mean():.1f} iterations)")
+for r, c in zip(found, basin):
+    print(f"  root ({r[0]:+.6f}, {r[1]:+.6f}) reached from {c} starts")
+"""
+
+
+def _newton2d(g: int) -> dict:
+    xs = np.linspace(-2.7, 2.9, g)
+    ys = np.linspace(-2.8, 2.6, g)
+    return {"np": np, "starts": [(x, y) for x in xs for y in ys], "max_iter": 50}
+
+
+# per-group descriptive statistics: np.unique on a string column, bincount with weights, a loop
+# over the groups with percentiles, IQR outliers and a histogram, the results in a list of dicts
+GROUP_STATS = """\
+names, inverse, counts = np.unique(region, return_inverse=True, return_counts=True)
+totals = np.bincount(inverse, weights=amount)
+means = totals / counts
+big_orders = np.bincount(inverse, weights=(amount > 200).astype(float))
+edges = np.linspace(0, np.percentile(amount, 99), 21)
+summary = []
+for k, name in enumerate(names):
+    vals = amount[inverse == k]
+    q1, med, q3 = np.percentile(vals, [25, 50, 75])
+    iqr = q3 - q1
+    lo, hi = q1 - 1.5 * iqr, q3 + 1.5 * iqr
+    n_out = int(np.sum((vals < lo) | (vals > hi)))
+    hist, _ = np.histogram(vals, bins=edges)
+    mode_bin = edges[np.argmax(hist)]
+    items = quantity[inverse == k]
+    summary.append({"region": name, "n": int(counts[k]), "mean": means[k], "median": med,
+                    "iqr": iqr, "outliers": n_out, "mode_bin": mode_bin,
+                    "share_big": big_orders[k] / counts[k], "items_per_order": items.mean()})
+order = np.argsort(totals)[::-1]
+top = summary[order[0]]
+print(f"{len(names)} regions, top: {top['region']} (total {totals[order[0]]:.0f}, "
+      f"median {top['median']:.2f}, {top['outliers']} outliers)")
+"""
+
+
+def _group_stats(n: int) -> dict:
+    r = _rng(6)
+    regions = np.array(["north", "south", "east", "west", "central", "islands", "overseas", "online"])
+    p = np.array([0.2, 0.15, 0.15, 0.1, 0.1, 0.05, 0.05, 0.2])
+    region = regions[r.choice(len(regions), size=n, p=p)]
+    amount = r.lognormal(4.0, 0.8, n)
+    quantity = r.poisson(3, n) + 1
+    return {"np": np, "region": region, "amount": amount, "quantity": quantity}
+
+
+# Lax-Wendroff for linear advection, periodic through np.roll, snapshots every few steps in a list,
+# then stacked: mass conservation, total variation, error after one full period
+LAX_WENDROFF = """\
+nx = len(u0)
+dx = L / nx
+dt = cfl * dx / a
+nsteps = int(round(L / a / dt))  # one period
+u = u0.copy()
+snapshots = [u.copy()]
+times = [0.0]
+for n in range(1, nsteps + 1):
+    up = np.roll(u, -1)
+    um = np.roll(u, 1)
+    u = u - 0.5 * cfl * (up - um) + 0.5 * cfl ** 2 * (up - 2 * u + um)
+    if n % save_every == 0:
+        snapshots.append(u.copy())
+        times.append(n * dt)
+snapshots = np.array(snapshots)
+times = np.array(times)
+mass = snapshots.sum(axis=1) * dx
+tv = np.abs(np.diff(snapshots, axis=1)).sum(axis=1)
+overshoot = snapshots.max() - u0.max()
+err_l1 = np.sum(np.abs(u - u0)) * dx
+print(f"{nsteps} steps, {len(snapshots)} snapshots, mass drift {mass[-1] - mass[0]:.2e}, "
+      f"TV {tv[0]:.2f} -> {tv[-1]:.2f}, overshoot {overshoot:.3f}, L1 error {err_l1:.4f}")
+"""
+
+
+def _lax_wendroff(nx: int) -> dict:
+    x = np.linspace(0, 1, nx, endpoint=False)
+    u0 = np.where((x > 0.1) & (x < 0.3), 1.0, 0.0) + np.exp(-200 * (x - 0.65) ** 2)
+    return {"np": np, "u0": u0, "L": 1.0, "a": 1.0, "cfl": 0.8, "save_every": 25}
+
+
+# a two-layer ReLU net on the cs231n spiral data, float32 weights, mini-batches from
+# rng.permutation each epoch, loss.item(), L2 regularisation, the epoch loss history as a list
+MINIBATCH = """\
+rng = np.random.default_rng(0)
+X32 = X.astype(np.float32)
+n, d = X32.shape
+W1 = (0.5 * rng.standard_normal((d, hidden))).astype(np.float32)
+b1 = np.zeros((1, hidden), dtype=np.float32)
+W2 = (0.5 * rng.standard_normal((hidden, K))).astype(np.float32)
+b2 = np.zeros((1, K), dtype=np.float32)
+step_size = np.float32(lr)
+reg = np.float32(1e-3)
+loss_history = []
+for epoch in range(epochs):
+    perm = rng.permutation(n)
+    total = 0.0
+    for start in range(0, n, batch_size):
+        idx = perm[start:start + batch_size]
+        xb, yb = X32[idx], y[idx]
+        m = len(idx)
+        hidden_layer = np.maximum(0, xb @ W1 + b1)
+        scores = hidden_layer @ W2 + b2
+        scores -= scores.max(axis=1, keepdims=True)
+        exp_scores = np.exp(scores)
+        probs = exp_scores / np.sum(exp_scores, axis=1, keepdims=True)
+        data_loss = -np.log(probs[np.arange(m), yb]).mean()
+        reg_loss = 0.5 * reg * (np.sum(W1 * W1) + np.sum(W2 * W2))
+        total += (data_loss + reg_loss).item() * m
+        dscores = probs.copy()
+        dscores[np.arange(m), yb] -= 1
+        dscores /= m
+        dW2 = hidden_layer.T @ dscores
+        db2 = np.sum(dscores, axis=0, keepdims=True)
+        dhidden = dscores @ W2.T
+        dhidden[hidden_layer <= 0] = 0
+        dW1 = xb.T @ dhidden
+        db1 = np.sum(dhidden, axis=0, keepdims=True)
+        dW2 += reg * W2
+        dW1 += reg * W1
+        W1 += -step_size * dW1
+        b1 += -step_size * db1
+        W2 += -step_size * dW2
+        b2 += -step_size * db2
+    loss_history.append(total / n)
+hidden_layer = np.maximum(0, X32 @ W1 + b1)
+predicted_class = np.argmax(hidden_layer @ W2 + b2, axis=1)
+print(f"epoch {epochs}: loss {loss_history[-1]:.4f}, training accuracy: {np.mean(predicted_class == y):.2f}")
+"""
+
+
+def _minibatch(N: int, K: int, hidden: int, epochs: int, batch_size: int) -> dict:
+    r = _rng(0)
+    X = np.zeros((N * K, 2))
+    y = np.zeros(N * K, dtype="uint8")
+    for j in range(K):
+        ix = range(N * j, N * (j + 1))
+        rad = np.linspace(0.0, 1, N)
+        t = np.linspace(j * 4, (j + 1) * 4, N) + r.standard_normal(N) * 0.2
+        X[ix] = np.c_[rad * np.sin(t), rad * np.cos(t)]
+        y[ix] = j
+    return {"np": np, "X": X, "y": y, "K": K, "hidden": hidden, "epochs": epochs, "batch_size": batch_size,
+            "lr": 1.0}
+
+
+# SEIR by forward Euler for a sweep of transmission rates, history[t] = (S, E, I, R) into a
+# preallocated (steps+1, 4, m) array, a lockdown that scales beta from a given day, peaks by argmax
+SEIR = """\
+dt = 0.25
+steps = int(days / dt)
+m = len(betas)
+history = np.zeros((steps + 1, 4, m))
+S = np.full(m, N - E0 - I0)
+E = np.full(m, E0)
+I = np.full(m, I0)
+R = np.zeros(m)
+history[0] = S, E, I, R
+for t in range(1, steps + 1):
+    beta = betas * (1 - lockdown_strength) if t * dt >= lockdown_day else betas
+    new_exposed = beta * S * I / N
+    new_infectious = sigma * E
+    new_recovered = gamma * I
+    S = S - dt * new_exposed
+    E = E + dt * (new_exposed - new_infectious)
+    I = I + dt * (new_infectious - new_recovered)
+    R = R + dt * new_recovered
+    history[t] = S, E, I, R
+t_axis = np.arange(steps + 1) * dt
+peak_idx = history[:, 2, :].argmax(axis=0)
+peak_day = t_axis[peak_idx]
+peak_I = history[peak_idx, 2, np.arange(m)]
+attack_rate = history[-1, 3] / N
+conserved = np.abs(history.sum(axis=1) - N).max()
+R0 = betas / gamma
+i = int(np.argmin(np.abs(R0 - 2.5)))
+print(f"R0={R0[i]:.2f}: peak {peak_I[i]:.0f} infectious on day {peak_day[i]:.1f}, "
+      f"attack rate {attack_rate[i]:.1%} (population drift {conserved:.1e})")
+"""
+
+
+def _seir(m: int, days: int) -> dict:
+    return {"np": np, "betas": np.linspace(0.15, 0.8, m).copy(), "sigma": 1 / 5.2, "gamma": 1 / 7.0, "N": 1e6,
+            "E0": 20.0, "I0": 5.0, "days": days, "lockdown_day": 40.0, "lockdown_strength": 0.4}
+
+
+# binary morphology on a noisy bool image: erosion/dilation from shifted slices of np.pad with
+# np.logical_and / np.logical_or, opening and closing for growing radii, IoU against the clean image
+MORPHOLOGY = """\
+def erode(img, k=1):
+    h, w = img.shape
+    p = np.pad(img, k, mode="constant", constant_values=False)
+    out = np.ones_like(img, dtype=bool)
+    for dy in range(-k, k + 1):
+        for dx in range(-k, k + 1):
+            out = np.logical_and(out, p[k + dy:k + dy + h, k + dx:k + dx + w])
+    return out
+
+def dilate(img, k=1):
+    h, w = img.shape
+    p = np.pad(img, k, mode="constant", constant_values=False)
+    out = np.zeros_like(img, dtype=bool)
+    for dy in range(-k, k + 1):
+        for dx in range(-k, k + 1):
+            out = np.logical_or(out, p[k + dy:k + dy + h, k + dx:k + dx + w])
+    return out
+
+def iou(a, b):
+    return np.logical_and(a, b).sum() / np.logical_or(a, b).sum()
+
+scores = []
+for k in radii:
+    opened = dilate(erode(noisy, k), k)
+    cleaned = erode(dilate(opened, k), k)     # opening then closing
+    scores.append(iou(cleaned, clean))
+scores = np.array(scores)
+best_k = radii[int(np.argmax(scores))]
+cleaned = erode(dilate(dilate(erode(noisy, best_k), best_k), best_k), best_k)
+boundary = np.logical_and(cleaned, np.logical_not(erode(cleaned)))
+gradient = dilate(cleaned) ^ erode(cleaned)
+print(f"noisy IoU {iou(noisy, clean):.3f}, best radius {best_k}: IoU {scores.max():.3f}; "
+      f"boundary pixels {boundary.sum()}, gradient {gradient.sum()}")
+"""
+
+
+def _morphology(n: int) -> dict:
+    r = _rng(10)
+    yy, xx = np.mgrid[0:n, 0:n]
+    clean = ((xx - 0.3 * n) ** 2 + (yy - 0.35 * n) ** 2 < (0.18 * n) ** 2)
+    clean |= ((xx - 0.7 * n) ** 2 + (yy - 0.7 * n) ** 2 < (0.12 * n) ** 2)
+    clean |= (xx > 0.55 * n) & (xx < 0.9 * n) & (yy > 0.1 * n) & (yy < 0.3 * n)
+    flip = r.random((n, n)) < 0.08
+    return {"np": np, "clean": clean, "noisy": clean ^ flip, "radii": [1, 2, 3, 4]}
+
+
+# Euler-Maruyama stock paths with the draws made inside the time loop, running path average and
+# a knock-out flag updated in place, European / up-and-out / Asian payoffs, 95% confidence intervals
+EULER_OPTION = """\
+import math
+
+rng = np.random.default_rng(2718)
+dt = T / n_steps
+S = np.full(n_paths, S0)
+running_sum = np.zeros(n_paths)
+alive = np.ones(n_paths, dtype=bool)
+for step in range(n_steps):
+    dW = math.sqrt(dt) * rng.standard_normal(n_paths)
+    S = S + r * S * dt + sigma * S * dW
+    S = np.maximum(S, 0.0)
+    running_sum += S
+    alive &= S < barrier
+discount = math.exp(-r * T)
+payoffs = {
+    "european call": np.maximum(S - K, 0.0),
+    "up-and-out call": np.where(alive, np.maximum(S - K, 0.0), 0.0),
+    "asian call": np.maximum(running_sum / n_steps - K, 0.0),
+}
+prices = {}
+for name, pay in payoffs.items():
+    v = discount * pay
+    mean = v.mean()
+    half = 1.96 * v.std(ddof=1) / math.sqrt(n_paths)
+    prices[name] = (mean, mean - half, mean + half)
+
+def norm_cdf(x):
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+d1 = (math.log(S0 / K) + (r + 0.5 * sigma ** 2) * T) / (sigma * math.sqrt(T))
+d2 = d1 - sigma * math.sqrt(T)
+bs = S0 * norm_cdf(d1) - K * math.exp(-r * T) * norm_cdf(d2)
+p, lo, hi = prices["european call"]
+print(f"European call {p:.4f}, 95% CI [{lo:.4f}, {hi:.4f}], Black-Scholes {bs:.4f}, "
+      f"knocked out {1 - alive.mean():.1%}")
+"""
+
+
+def _euler_option(n_paths: int, n_steps: int) -> dict:
+    return {"np": np, "S0": 100.0, "K": 100.0, "r": 0.05, "sigma": 0.2, "T": 1.0, "barrier": 130.0,
+            "n_paths": n_paths, "n_steps": n_steps}
+
+
+# explicit 2-D heat equation on a plate with insulated (Neumann) walls copied from the neighbours
+# each step, a heater patch held at a fixed temperature, a while loop on float(max change)
+HEAT_NEUMANN = """\
+nx, ny = u0.shape
+dx = 1.0 / (nx - 1)
+dt = 0.2 * dx ** 2 / alpha
+r = alpha * dt / dx ** 2
+u = u0.copy()
+heater = np.zeros_like(u, dtype=bool)
+heater[nx // 4:nx // 4 + 3, ny // 3:2 * ny // 3] = True
+u[heater] = T_hot
+it = 0
+change = 1.0
+mean_T = []
+while change > tol and it < max_steps:
+    un = u.copy()
+    u[1:-1, 1:-1] = un[1:-1, 1:-1] + r * (un[2:, 1:-1] + un[:-2, 1:-1]
+                                          + un[1:-1, 2:] + un[1:-1, :-2] - 4 * un[1:-1, 1:-1])
+    # insulated walls: zero normal gradient
+    u[0, :] = u[1, :]
+    u[-1, :] = u[-2, :]
+    u[:, 0] = u[:, 1]
+    u[:, -1] = u[:, -2]
+    u[heater] = T_hot
+    change = float(np.max(np.abs(u - un)))
+    it += 1
+    if it % 25 == 0:
+        mean_T.append(u.mean())
+mean_T = np.array(mean_T)
+cold_corner = u[-5:, -5:].mean()
+print(f"stopped after {it} steps (t = {it * dt:.4f}), max change {change:.2e}, "
+      f"mean T {u.mean():.3f}, far corner {cold_corner:.3f}")
+"""
+
+
+def _heat_neumann(n: int, max_steps: int) -> dict:
+    r = _rng(11)
+    return {"np": np, "u0": 20.0 + 0.5 * r.random((n, n)), "alpha": 1.0, "T_hot": 100.0, "tol": 0.08,
+            "max_steps": max_steps}
+
+
+# the Bak-Tang-Wiesenfeld sandpile: an int64 grid, grains dropped at random sites, a toppling loop
+# `while np.any(grid >= 4)`, avalanche sizes in a list, their distribution by np.unique(return_counts)
+SANDPILE = """\
+rng = np.random.default_rng(1987)
+grid = grid0.copy()
+avalanche_sizes = []
+lost = 0
+for grain in range(n_grains):
+    i, j = rng.integers(0, n, size=2)
+    grid[i, j] += 1
+    size = 0
+    while np.any(grid >= 4):
+        topple = grid >= 4
+        size += int(topple.sum())
+        grid[topple] -= 4
+        grid[1:, :] += topple[:-1, :]
+        grid[:-1, :] += topple[1:, :]
+        grid[:, 1:] += topple[:, :-1]
+        grid[:, :-1] += topple[:, 1:]
+        # grains falling off the edges
+        lost += int(topple[0, :].sum() + topple[-1, :].sum() + topple[:, 0].sum() + topple[:, -1].sum())
+    avalanche_sizes.append(size)
+avalanche_sizes = np.array(avalanche_sizes)
+sizes, freq = np.unique(avalanche_sizes[avalanche_sizes > 0], return_counts=True)
+mask = freq > 1
+slope = np.polyfit(np.log(sizes[mask]), np.log(freq[mask]), 1)[0] if mask.sum() > 1 else float("nan")
+print(f"{np.count_nonzero(avalanche_sizes)} avalanches, largest {avalanche_sizes.max()}, "
+      f"mean height {grid.mean():.3f}, lost {lost}, log-log slope {slope:.2f}")
+"""
+
+
+def _sandpile(n: int, n_grains: int) -> dict:
+    return {"np": np, "grid0": _rng(12).integers(0, 4, size=(n, n)), "n": n, "n_grains": n_grains}
+
+
+PROGRAMS += [
+    Program("perceptron_class", PERCEPTRON, _perceptron, {"tiny": dict(n=20, n_iter=3),
+                                                          "small": dict(n=100, n_iter=10)}),
+    Program("fdtd_1d", FDTD, _fdtd, {"tiny": dict(n_cells=40, nsteps=60), "small": dict(n_cells=200, nsteps=600)}),
+    Program("tsp_anneal", TSP, _tsp, {"tiny": dict(n_cities=8, n_steps=100), "small": dict(n_cities=30, n_steps=600)}),
+    Program("normal_eq_cv", NORMAL_EQ, _normal_eq, {"tiny": dict(n=40, k=3), "small": dict(n=8000, k=10)}),
+    Program("ma_crossover", MA_CROSS, _ma_cross, {"tiny": dict(n=300), "small": dict(n=5000)}),
+    Program("dla_walkers", DLA, _dla, {"tiny": dict(n=16, n_walkers=30, n_steps=20),
+                                       "small": dict(n=64, n_walkers=600, n_steps=200)}),
+    Program("cg_while", CG, _cg, {"tiny": dict(m=4), "small": dict(m=9)}),
+    Program("newton_2x2", NEWTON2D, _newton2d, {"tiny": dict(g=3), "small": dict(g=8)}),
+    Program("group_stats", GROUP_STATS, _group_stats, {"tiny": dict(n=200), "small": dict(n=30000)}),
+    Program("lax_wendroff", LAX_WENDROFF, _lax_wendroff, {"tiny": dict(nx=40), "small": dict(nx=400)}),
+    Program("minibatch_f32", MINIBATCH, _minibatch, {"tiny": dict(N=10, K=3, hidden=8, epochs=2, batch_size=8),
+                                                    "small": dict(N=100, K=3, hidden=64, epochs=10, batch_size=32)}),
+    Program("seir_history", SEIR, _seir, {"tiny": dict(m=3, days=10), "small": dict(m=30, days=365)}),
+    Program("morphology", MORPHOLOGY, _morphology, {"tiny": dict(n=16), "small": dict(n=160)}),
+    Program("euler_option", EULER_OPTION, _euler_option, {"tiny": dict(n_paths=100, n_steps=10),
+                                                          "small": dict(n_paths=5000, n_steps=100)}),
+    Program("heat_neumann", HEAT_NEUMANN, _heat_neumann, {"tiny": dict(n=12, max_steps=20),
+                                                          "small": dict(n=50, max_steps=500)}),
+    Program("sandpile", SANDPILE, _sandpile, {"tiny": dict(n=6, n_grains=30), "small": dict(n=20, n_grains=300)}),
+]
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 
