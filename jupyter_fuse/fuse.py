@@ -40,6 +40,10 @@ MAX_KERNEL_OPS = 256  # beyond this a kernel is cut: compile time grows faster t
 # with a kernel's array arguments (sir's loop, each step reading the last kernel's values, made
 # kernels of 180), and a kernel reading that many saves little over two
 MAX_KERNEL_READS = 32
+# ... and beyond this many selects (``np.where``) where they read nothing that changes along the loop: LLVM's
+# optimizer takes time exponential in a chain of them (a CRC of one row, bit by bit, 50 selects in a kernel:
+# 16 took 0.9 s, 24 took 56 s, 50 did not end in 10 minutes, in the background compile)
+MAX_KERNEL_SELECTS = 16
 
 
 @dataclass(eq=False)
@@ -60,6 +64,7 @@ class Kernel:
     stage: dict[Node, int] = field(default_factory=dict)
     seq: int = 0  # creation order while partitioning (see _Partitioner._depends)
     reads: set[Node] = field(default_factory=set)  # storages it reads from memory (``MAX_KERNEL_READS``)
+    selects: int = 0  # its ``where`` nodes (``MAX_KERNEL_SELECTS``)
     sites: set[tuple[int, int]] = field(default_factory=set)  # where in the cell's code its ops were made
 
     @property
@@ -238,7 +243,7 @@ class _Partitioner:
         site = self.sites.get(node)
         return [(k, role) for k in recent[:-self.SIBLING_WINDOW - 1:-1]
                 if k not in self.merged and k.kind == kind and k.shape == shape and k.axes == axes
-                and len(k.nodes) < MAX_KERNEL_OPS
+                and len(k.nodes) < MAX_KERNEL_OPS and (node.op != "where" or k.selects < MAX_KERNEL_SELECTS)
                 and (site not in k.sites or shape and not k.reads.isdisjoint(self._reads(k, node)))]
 
     def _role(self, k: Kernel, a: Node, node: Node) -> "str | tuple[None, str]":
@@ -250,6 +255,8 @@ class _Partitioner:
             return None, f"`{src.op}`{_line(self.lines, src)} is an assignment through a view: a kernel boundary"
         if len(k.nodes) >= MAX_KERNEL_OPS:
             return None, f"kernel size limit ({MAX_KERNEL_OPS} ops)"
+        if node.op == "where" and k.selects >= MAX_KERNEL_SELECTS:
+            return None, f"kernel select limit ({MAX_KERNEL_SELECTS} np.where: compile time grows exponentially past it)"
         if a.op == "view":
             kinds = "/".join(dict.fromkeys(kind for kind, _ in a.params))
             return None, f"a view ({kinds}) of `{src.op}`{_line(self.lines, src)}, which {k.name} computes: written to memory first"
@@ -355,6 +362,7 @@ class _Partitioner:
         if node.op == "setitem":
             k.kind = "scatter"
         k.nodes.append(node)
+        k.selects += node.op == "where"
         k.phase[node] = role
         k.stage[node] = 0 if k.kind != "reduce" else max(  # (only a reduce kernel has passes)
             [k.stage[a] + (role == "pro" and k.phase[a] != "pro") for a in node.args if a in k.stage], default=0)
@@ -369,7 +377,8 @@ class _Partitioner:
             shape = node.params[1]
         seq = len(self.kernels)
         k = Kernel(f"k{seq}", kind, shape, [node], axes=axes, reason=reason,
-                   phase={node: "red" if kind == "reduce" else "pro"}, stage={node: 0}, seq=seq)
+                   phase={node: "red" if kind == "reduce" else "pro"}, stage={node: 0}, seq=seq,
+                   selects=int(node.op == "where"))
         self.kernels.append(k)
         self.deps[k], self.rdeps[k], self.reach[k] = set(), set(), seq
         self.owner[node] = k
@@ -467,7 +476,8 @@ class _Partitioner:
             return False  # (an elementwise kernel rides along a reduction on backends with staged kernels)
         if kinds == {"reduce"} and a.axes != b.axes:
             return False
-        if len(a.nodes) + len(b.nodes) > MAX_KERNEL_OPS or self._depends(a, b) or self._depends(b, a):
+        if len(a.nodes) + len(b.nodes) > MAX_KERNEL_OPS or a.selects + b.selects > MAX_KERNEL_SELECTS \
+                or self._depends(a, b) or self._depends(b, a):
             return False
         if len(a.reads | b.reads) > MAX_KERNEL_READS:
             return False
@@ -482,6 +492,7 @@ class _Partitioner:
         if b.kind == "reduce" and a.kind == "ew":  # an elementwise kernel rides along a reduction's first pass
             a.kind, a.axes = "reduce", b.axes
         a.nodes += b.nodes
+        a.selects += b.selects
         a.reads |= b.reads
         a.sites |= b.sites
         a.phase.update(b.phase)

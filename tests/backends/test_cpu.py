@@ -356,6 +356,19 @@ def test_kernel_input_limit_cuts_with_a_reason():
     assert any("kernel input limit" in b["reason"] for b in f.report.breaks)
 
 
+def test_kernel_select_limit_cuts_a_chain_of_where_with_a_reason():
+    """A kernel holds at most MAX_KERNEL_SELECTS ``np.where``: LLVM's optimizer takes time exponential in a
+    chain of them that reads nothing changing along the loop (a CRC of one row, bit by bit: a kernel of 50
+    selects compiled for more than 10 minutes in the background, holding every compile after it)."""
+    from jupyter_fuse.fuse import MAX_KERNEL_SELECTS
+
+    src = "crc = c ^ row[0]\nfor _ in range(40):\n    crc = np.where(crc & 0x80, (crc << 1) ^ 7, crc << 1) & 0xFF\n"
+    f = check(src, "c = np.zeros(1, np.int64); row = np.array([[49, 50, 51]])", backend="cpu")
+    counts = [sum(op == "where" for op in k["ops"]) for k in f.report.kernel_list]
+    assert max(counts) == MAX_KERNEL_SELECTS and f.report.kernels == 3, counts
+    assert any("kernel select limit" in b["reason"] for b in f.report.breaks), f.report.breaks
+
+
 def test_syncs_break_with_their_line():
     f = check("""
 y = np.sin(x) * 2
