@@ -58,6 +58,12 @@ FIRST_REPLAY_MARGIN = 2.5
 # are judged against that NumPy time without a replay to time first.
 LAUNCH_COST = 10e-6
 KERNEL_BYTES_PER_S = 5e9
+# A cell that cannot be replayed is traced every run; its first traced run is judged already (the next run
+# is plain NumPy, timed) where it took this long and nearly all of it outside kernels and compiles (a
+# union-find over array elements: 50,000 syncs, 7 s a traced run where NumPy takes 8 ms): compiles still
+# running in the background do not change what tracing it again would cost.
+HOPELESS_TRACE = 0.25
+HOPELESS_OVERHEAD = 0.9
 
 
 class KernelCountError(AssertionError):
@@ -137,7 +143,9 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         finally:
             s.close()
         if cache and s.report.cache == "unreplayable":  # (from its second traced run: the first compiles)
-            _suspect(key, s.report, PLAN_CACHE.stats[key]["unreplayable"] >= 2)
+            hopeless = s.report.times["total"] > HOPELESS_TRACE \
+                and time_shares(vars(s.report)).get("overhead", 0.0) > HOPELESS_OVERHEAD
+            _suspect(key, s.report, PLAN_CACHE.stats[key]["unreplayable"] >= 2 or hopeless, settled=hopeless)
         _check_kernels(s.report, expect_kernels)
         return s.report
 
@@ -225,11 +233,12 @@ def _held(report: Report, entry: Any) -> Report:
     return report
 
 
-def _suspect(key: tuple, report: Report, warm: bool, first: Any = None) -> None:
+def _suspect(key: tuple, report: Report, warm: bool, first: Any = None, settled: bool = False) -> None:
     """After a replay (or an unreplayable cell's traced run): if it is settled, time the next run as plain
     NumPy. Settled: ``warm`` (not its first replay, which loads its kernels; not its first traced run;
-    nothing of its program compiling) and no kernel compiling. ``first``: the entry of a first replay that
-    went mostly to launching, kept in view (``FIRST_REPLAY_MARGIN``; ``_runs_plain``)."""
+    nothing of its program compiling) and no kernel compiling, or ``settled`` (``HOPELESS_TRACE``). ``first``:
+    the entry of a first replay that went mostly to launching, kept in view (``FIRST_REPLAY_MARGIN``;
+    ``_runs_plain``)."""
     total = report.times["total"]
     if total <= max(PLAIN_MIN, NUMPY_OP * report.ops) or not (warm or first is not None):  # (cheap tests first)
         return
@@ -250,7 +259,7 @@ def _suspect(key: tuple, report: Report, warm: bool, first: Any = None) -> None:
     if first is not None:
         if not report._meanwhile:  # (a kernel still compiling ran on NumPy: nothing to judge by)
             st["first_replay"] = (total, report.kernels, first)
-    elif not compiler.pending():
+    elif settled or not compiler.pending():
         st["replay_time"], st["replay_launches"] = total, report.kernels
         st["fused"] = "replay" if report.cache == "hit" else "traced run"
 

@@ -109,6 +109,25 @@ def test_a_plain_run_much_slower_than_numpy_was_tries_fusion_again(suspicious, m
 UNREPLAYABLE = "import random\nrandom.seed(4)\n" + DITHER + "noise = out * random.random()\n"
 
 
+def test_a_cell_traced_every_run_whose_first_run_was_all_overhead_is_timed_as_numpy_next(suspicious, monkeypatch):
+    """An unreplayable cell whose first traced run took long (HOPELESS_TRACE) nearly all outside kernels and
+    compiles (a union-find over array elements: 7 s a run, NumPy 8 ms) is timed as plain NumPy on its second
+    run already, not traced a second time; below the thresholds it waits for its second traced run."""
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    monkeypatch.setattr(runner, "HOPELESS_TRACE", 0.0)
+    monkeypatch.setattr(runner, "HOPELESS_OVERHEAD", -1.0)
+    twin = Twin(_setup, backend="cpu")
+    states = [twin.run(UNREPLAYABLE).cache for _ in range(3)]
+    assert states == ["unreplayable", "numpy", "numpy"], states
+    assert "where the traced run took" in twin.reports[1].miss_reasons[0], twin.reports[1].miss_reasons
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    monkeypatch.setattr(runner, "HOPELESS_OVERHEAD", 1.0)  # (no share is more than all of it)
+    states = [twin.run(UNREPLAYABLE).cache for _ in range(3)]
+    assert states == ["unreplayable", "unreplayable", "numpy"], states
+
+
 def test_a_cell_traced_every_run_runs_as_plain_numpy_when_numpy_is_faster(suspicious, monkeypatch):
     """An unreplayable cell's traced runs are judged like replays: from its second (the first compiles)."""
     monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
