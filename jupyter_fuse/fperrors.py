@@ -17,6 +17,29 @@ try:  # NumPy >= 2.0 keeps the error state in a context variable (private: witho
 except ImportError:  # pragma: no cover
     _EXTOBJ = None
 _errors: list = [object(), False]
+_internal = [0]  # depth of the tracer's own quiet() blocks: not a state the cell's ops are made under
+
+
+def state() -> Any:
+    """NumPy's current error-state object: a new one each time np.errstate/np.seterr changes the state."""
+    return _EXTOBJ.get() if _EXTOBJ is not None else None
+
+
+def internal() -> bool:
+    """Is the tracer inside its own ``quiet()`` block?"""
+    return _internal[0] > 0
+
+
+@contextlib.contextmanager
+def quiet() -> Any:
+    """``np.errstate(all='ignore')`` around the tracer's own work (an op on no elements, a cast computed
+    at once): ops made inside it belong to the cell's error state, not to this one."""
+    _internal[0] += 1
+    try:
+        with np.errstate(all="ignore"):
+            yield
+    finally:
+        _internal[0] -= 1
 
 
 def errors_raise() -> bool:

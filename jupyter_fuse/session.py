@@ -7,6 +7,7 @@ graph is planned and executed (at a sync, and at the end of the cell).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import weakref
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
-from . import fuse, plans
+from . import fperrors, fuse, plans
 from .fperrors import errors_raise, pending_errstate
 from .ir import Node, describe_params, toposort
 from .report import Report
@@ -104,6 +105,11 @@ class Session:
         self.bufs: dict[int, Any] = {}
         self.settled: dict[int, Any] = {}
         self.pending = 0  # ops traced since the graph was last flushed
+        # NumPy's error state the pending ops were made under (np.errstate: ``_switched``), and where it
+        # changed while ops were pending: (the values pending then, the old modes)
+        self._state, self._modes = fperrors.state(), np.geterr()
+        self._switch: tuple[list[Node], dict] | None = None
+        self._under: dict | None = None  # the modes ``_compute_switched`` computes under
         # pending assignments (setitem nodes) -> the traced ops that read them, directly or through a view
         # (None: another array holds one): whether a later write may take over a region's last write
         # (trace._forwarded)
@@ -174,6 +180,8 @@ class Session:
     def bind(self, op: str, args: tuple[Node, ...], params: tuple, dtype: np.dtype | None,
              shape: tuple[int, ...], layout=None, count: bool = True) -> Node:
         """Add one node to the graph. Every traced operation ends up here."""
+        if fperrors.state() is not self._state and not fperrors.internal():
+            self._switched()
         node = Node.make(op, args, params, dtype, shape, layout)
         if self.readers:
             self._reads(node)
@@ -191,6 +199,37 @@ class Session:
             elif line not in lines:
                 lines.append(line)
         return node
+
+    def _switched(self) -> None:
+        """NumPy's error state changed (an ``np.errstate`` block began or ended) since the last op: NumPy ran
+        the ops pending now under the old state (warning, or not, where they ran), so they are computed under
+        it, once the op being traced is whole (``hold``; or at a sync before that)."""
+        if self.pending and self._switch is None:
+            # (the nodes themselves: an op made again in the new state is the same node, computed once, under
+            # the state it was first made in, as NumPy warned at that first line)
+            self._switch = ([b.node for b in self._live_buffers() if b.node not in self.values], self._modes)
+        self._state, self._modes = fperrors.state(), np.geterr()
+
+    def _compute_switched(self) -> None:
+        """Compute the values pending from before the error state changed, under the old state."""
+        nodes, modes = self._switch
+        self._switch = None
+        old = [n for n in nodes if n not in self.values]
+        if old:
+            self._under = modes
+            try:
+                self.evaluate(old)
+            finally:
+                self._under = None
+
+    def _made_under(self) -> Any:
+        """The error state pending values are computed under: the one their ops were made under (a block
+        that ended since: ``with np.errstate(invalid='ignore'): y = a / b``, then ``float(y.sum())``)."""
+        if self._under is not None:
+            return np.errstate(**self._under)
+        if fperrors.state() is self._state or fperrors.internal():
+            return contextlib.nullcontext()
+        return np.errstate(**self._modes)
 
     def _reads(self, node: Node) -> None:
         """``node`` reads the pending assignments among its arguments (directly or through a view)."""
@@ -217,7 +256,9 @@ class Session:
         """A buffer whose contents are now a traced node (a new array, or a write into one): a
         flush computes it while it lives. Flushes happen here, between whole operations."""
         self.bufs[id(buf)] = buf
-        self.settled.pop(id(buf), None)  # (in one dict only: its refcount tells when nothing else holds it)
+        self.settled.pop(id(buf), None)
+        if self._switch is not None:
+            self._compute_switched()  # (in one dict only: its refcount tells when nothing else holds it)
         spot = self._spot
         # (the innermost point first, from the bind just made: the whole call path is walked only where it matches)
         # (an arrival is the first of the holds made there in a row: `np.array([a, b])` holds twice at one point)
@@ -335,6 +376,8 @@ class Session:
         ``errors``: under np.errstate(...='raise'), the op that made ``nodes`` raises now (NumPy raises where
         an op runs: other pending values were made outside it and never raise; see fperrors.pending_errstate).
         """
+        if self._switch is not None:  # (a sync before the op that changed the error state was held)
+            self._compute_switched()
         values = self.values
         self.readers.clear()  # (what is pending may be computed now: no write takes over an earlier one)
         missing = [n for n in dict.fromkeys(nodes) if n not in values]
@@ -342,9 +385,10 @@ class Session:
             t0 = time.perf_counter()
             frame = toposort(missing, stop=values, views=True)
             live: list[Node] | None = None  # (the live arrays' values, where asked)
-            if not final and not errors and not errors_raise():  # live arrays this computes on the way, or
+            if not final and not errors and not errors_raise() and self._under is None:  # live arrays this computes on the way, or
                 # one op past it, are stored too (not under np.errstate(...='raise'): an op raises where it runs): a sync
                 # every step of a loop would otherwise recompute the loop's state from the last flush each time
+                # (not the values of another error state: ``_compute_switched``)
                 inside = set(frame)
                 live = list(dict.fromkeys(b.node for b in self._live_buffers()))
                 extra = [n for n in live if n not in values
@@ -366,7 +410,7 @@ class Session:
                 self._note_bound(tmpl, frame)
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
-            with pending_errstate(errors):
+            with self._made_under(), pending_errstate(errors):
                 tmpl.run(self.backend, leaves, outs, values, self.report)
             self.report.times["run"] += time.perf_counter() - t1 - self._compile_delta()
             if live is not None and all(n in values for n in live):

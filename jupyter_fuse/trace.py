@@ -31,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from . import fstrings, views
+from . import fperrors, fstrings, views
 from .fperrors import errors_raise
 from .ir import Node
 from .ops import OPS, REDUCTIONS, SCALAR_MATH, SWAPPED, UFUNC_REDUCE, UFUNCS
@@ -603,10 +603,10 @@ def ufunc_out(op: str, args: list[Any], out: "LazyArray") -> "LazyArray":
         if out.size:
             res = elementwise(op, args, keep_order=False)  # (written into ``out``: its layout is out's)
         else:  # NumPy's loop runs over ``out``'s elements: none, so no floating-point error is raised either
-            with np.errstate(all="ignore"):
+            with fperrors.quiet():
                 res = elementwise(op, args, keep_order=False)
     except FloatingPointError as e:  # NumPy checks the error flags after the loop: ``out`` holds the results
-        with np.errstate(all="ignore"):
+        with fperrors.quiet():
             res, raised = elementwise(op, args, keep_order=False), e
     if type(res) is not Node:
         if not isinstance(res, LazyArray):  # an eager integer power of 0-d operands gave a NumPy scalar
@@ -1023,10 +1023,10 @@ class LazyArray:
         if val is not None and val.dtype != self.dtype:
             # (into an empty region NumPy casts no element: no floating-point error, whatever np.errstate says)
             try:
-                with np.errstate(all="ignore") if target.size == 0 else contextlib.nullcontext():
+                with fperrors.quiet() if target.size == 0 else contextlib.nullcontext():
                     node = astype(val, self.dtype, count=False)._current()
             except FloatingPointError:  # NumPy casts every element into place, then raises: write, then raise
-                with np.errstate(all="ignore"):  # (computed here: NumPy warns of nothing more later)
+                with fperrors.quiet():  # (computed here: NumPy warns of nothing more later)
                     target._write(astype(val, self.dtype, count=False)._current())
                     self._s.evaluate([self._buf.node])
                 raise
