@@ -2806,6 +2806,1017 @@ PROGRAMS += [
     Program("sandpile", SANDPILE, _sandpile, {"tiny": dict(n=6, n_grains=30), "small": dict(n=20, n_grains=300)}),
 ]
 
+
+# -- a second batch by a helper agent of the nineteenth session: idioms a lazy tracer finds hard (arrays grown with
+# np.append / np.insert, np.delete, recursion, generators, try/except around numpy.linalg, np.errstate blocks,
+# Python builtins on arrays, a dataclass, complex arrays, bit arithmetic, np.set_printoptions) --------------
+
+# -- an M/M/1 queue as a discrete-event simulation (a simulation course's first exercise): the
+# future-event list is a pair of sorted arrays kept with np.searchsorted + np.insert, the waiting
+# line grows with np.append and shrinks with np.delete, the loop runs on a served count
+MM1_EVENTS = """\
+rng = np.random.default_rng(seed)
+ARRIVAL, DEPARTURE = 0, 1
+
+def schedule(times, kinds, t, kind):
+    '''insert an event into the (sorted) future-event list'''
+    i = np.searchsorted(times, t)
+    return np.insert(times, i, t), np.insert(kinds, i, kind)
+
+ev_times = np.array([rng.exponential(1 / lam)])
+ev_kinds = np.array([ARRIVAL])
+clock = 0.0
+line = np.empty(0)            # arrival times of the customers waiting in line
+busy = False
+waits = np.empty(0)
+area_q = 0.0                  # integral of the queue length over time
+busy_time = 0.0
+served = 0
+while served < n_customers:
+    t, kind = ev_times[0], ev_kinds[0]
+    ev_times, ev_kinds = ev_times[1:], ev_kinds[1:]
+    area_q += len(line) * (t - clock)
+    if busy:
+        busy_time += t - clock
+    clock = t
+    if kind == ARRIVAL:
+        ev_times, ev_kinds = schedule(ev_times, ev_kinds, clock + rng.exponential(1 / lam), ARRIVAL)
+        if busy:
+            line = np.append(line, clock)
+        else:
+            busy = True
+            waits = np.append(waits, 0.0)
+            ev_times, ev_kinds = schedule(ev_times, ev_kinds, clock + rng.exponential(1 / mu), DEPARTURE)
+    else:
+        served += 1
+        if len(line) > 0:
+            waits = np.append(waits, clock - line[0])
+            line = np.delete(line, 0)
+            ev_times, ev_kinds = schedule(ev_times, ev_kinds, clock + rng.exponential(1 / mu), DEPARTURE)
+        else:
+            busy = False
+
+rho = lam / mu
+print(f"simulated {served} departures up to t = {clock:.1f}, {len(line)} still waiting")
+print(f"utilisation {busy_time / clock:.3f} (theory {rho:.3f})")
+print(f"mean wait in queue {waits.mean():.3f} (M/M/1 theory {rho / (mu - lam):.3f})")
+print(f"mean queue length {area_q / clock:.3f} (theory {rho ** 2 / (1 - rho):.3f})")
+print(f"longest wait {max(waits):.3f}, {np.count_nonzero(waits) / len(waits):.1%} of customers waited, "
+      f"90th percentile {np.percentile(waits, 90):.3f}")
+"""
+
+
+def _mm1_events(n_customers: int) -> dict:
+    return {"np": np, "seed": 42, "lam": 0.8, "mu": 1.0, "n_customers": n_customers}
+
+
+# -- drifting Brownian particles in a channel: a Poisson number is injected at the inlet each step
+# (np.vstack / np.concatenate / np.append), particles leaving at the outlet are removed with
+# np.delete on np.nonzero indices, and a random decay shrinks every array with a boolean mask
+INJECTED_PARTICLES = """\
+rng = np.random.default_rng(7)
+pos = np.empty((0, 2))
+age = np.empty(0, dtype=int)
+ids = np.empty(0, dtype=int)
+next_id = 0
+counts = []
+absorbed = decayed = 0
+exit_ages = []
+for step in range(n_steps):
+    # births at the inlet x = 0, uniformly across the channel
+    k = rng.poisson(birth_rate)
+    if k > 0:
+        new = np.column_stack([np.zeros(k), rng.uniform(0, width, size=k)])
+        pos = np.vstack([pos, new])
+        age = np.concatenate([age, np.zeros(k, dtype=int)])
+        ids = np.append(ids, np.arange(next_id, next_id + k))
+        next_id += k
+    # drift + diffusion, reflecting walls at y = 0, y = width and at the inlet
+    pos += np.array([drift, 0.0]) * dt + np.sqrt(2 * D * dt) * rng.standard_normal(pos.shape)
+    pos[:, 1] = np.abs(pos[:, 1])
+    pos[:, 1] = np.where(pos[:, 1] > width, 2 * width - pos[:, 1], pos[:, 1])
+    pos[:, 0] = np.abs(pos[:, 0])
+    age += 1
+    # absorbed at the outlet x = length
+    out = np.nonzero(pos[:, 0] >= length)[0]
+    if len(out):
+        exit_ages.extend(age[out].tolist())
+        absorbed += len(out)
+        pos = np.delete(pos, out, axis=0)
+        age = np.delete(age, out)
+        ids = np.delete(ids, out)
+    # first-order decay
+    alive = rng.random(len(pos)) >= decay_prob
+    decayed += int(np.sum(~alive))
+    pos, age, ids = pos[alive], age[alive], ids[alive]
+    counts.append(len(pos))
+
+exit_ages = np.array(exit_ages)
+profile, edges = np.histogram(pos[:, 0], bins=10, range=(0, length))
+print(f"{next_id} born, {absorbed} absorbed, {decayed} decayed, {len(pos)} alive "
+      f"(mean over the last half {sum(counts[n_steps // 2:]) / (n_steps - n_steps // 2):.1f})")
+if len(exit_ages):
+    print(f"transit time {exit_ages.mean() * dt:.3f} +- {exit_ages.std() * dt:.3f} "
+          f"(plug flow {length / drift:.3f}), oldest alive id {ids[np.argmax(age)] if len(ids) else -1}")
+print("density profile along the channel:", profile.tolist())
+"""
+
+
+def _injected_particles(n_steps: int, birth_rate: float) -> dict:
+    return {"np": np, "n_steps": n_steps, "birth_rate": birth_rate, "dt": 0.01, "D": 0.05,
+            "drift": 1.0, "width": 1.0, "length": 2.0, "decay_prob": 0.002}
+
+
+# -- Jake VanderPlas, "Understanding the FFT Algorithm": DFT_slow as a complex matrix product and a
+# recursive Cooley-Tukey FFT with a base case, checked with assert np.allclose against np.fft.fft,
+# a ValueError caught for a bad length, then used to multiply two big integers (carries with // and %)
+FFT_RECURSIVE = """\
+import math
+
+def DFT_slow(x):
+    '''Compute the discrete Fourier Transform of the 1D array x'''
+    x = np.asarray(x, dtype=complex)
+    N = x.shape[0]
+    n = np.arange(N)
+    k = n.reshape((N, 1))
+    M = np.exp(-2j * np.pi * k * n / N)
+    return np.dot(M, x)
+
+def FFT(x):
+    '''A recursive implementation of the 1D Cooley-Tukey FFT'''
+    x = np.asarray(x, dtype=complex)
+    N = x.shape[0]
+    if N % 2 > 0:
+        raise ValueError("size of x must be a power of 2")
+    elif N <= 32:  # this cutoff should be optimized
+        return DFT_slow(x)
+    else:
+        X_even = FFT(x[::2])
+        X_odd = FFT(x[1::2])
+        factor = np.exp(-2j * np.pi * np.arange(N) / N)
+        return np.concatenate([X_even + factor[:N // 2] * X_odd,
+                               X_even + factor[N // 2:] * X_odd])
+
+def IFFT(X):
+    return np.conj(FFT(np.conj(X))) / len(X)
+
+x = np.random.default_rng(0).random(n_check)
+assert np.allclose(DFT_slow(x[:64]), np.fft.fft(x[:64]))
+assert np.allclose(FFT(x), np.fft.fft(x))
+try:
+    FFT(np.ones(100))
+except ValueError as e:
+    print("FFT(np.ones(100)):", e)
+
+# big-integer multiplication: digits least significant first, convolution by FFT
+n = 1
+while n < len(a_digits) + len(b_digits):
+    n *= 2
+A = FFT(np.pad(a_digits, (0, n - len(a_digits))))
+B = FFT(np.pad(b_digits, (0, n - len(b_digits))))
+conv = np.rint(IFFT(A * B).real).astype(int)
+digits = []
+carry = 0
+for c in conv.tolist():
+    carry += c
+    digits.append(carry % 10)
+    carry //= 10
+while carry:
+    digits.append(carry % 10)
+    carry //= 10
+while len(digits) > 1 and digits[-1] == 0:
+    digits.pop()
+product = "".join(str(d) for d in reversed(digits))
+a_int = int("".join(map(str, a_digits[::-1].tolist())))
+b_int = int("".join(map(str, b_digits[::-1].tolist())))
+assert product == str(a_int * b_int)
+max_round_off = float(np.max(np.abs(IFFT(A * B).real - conv)))
+print(f"{len(a_digits)}-digit x {len(b_digits)}-digit product has {len(product)} digits: "
+      f"{product[:12]}...{product[-12:]}, FFT size {n}, max round-off {max_round_off:.2e}")
+"""
+
+
+def _fft_recursive(n_check: int, n_digits: int) -> dict:
+    r = _rng(31)
+    a = r.integers(0, 10, size=n_digits)
+    b = r.integers(0, 10, size=n_digits - 7)
+    a[-1] = 7
+    b[-1] = 3
+    return {"np": np, "n_check": n_check, "a_digits": a, "b_digits": b}
+
+
+# -- Romberg integration (Richardson extrapolation of the trapezoid rule), vectorised over a family
+# of integrands exp(-a x^2) on [0, 1]: the table is a list of lists of arrays, the refinement loop
+# stops on a float() of the change of the diagonal; np.trapezoid as a check and np.polyfit in h^2
+ROMBERG = """\
+import math
+
+f = lambda x: np.exp(-alpha[:, None] * x ** 2)   # one row per parameter
+lo, hi = 0.0, 1.0
+exact = np.array([0.5 * math.sqrt(math.pi / a) * math.erf(math.sqrt(a)) for a in alpha])
+
+h = hi - lo
+R = [[0.5 * h * (f(np.array([lo]))[:, 0] + f(np.array([hi]))[:, 0])]]
+k = 0
+while True:
+    k += 1
+    h /= 2
+    mid = lo + h * np.arange(1, 2 ** k, 2)
+    row = [0.5 * R[k - 1][0] + h * f(mid).sum(axis=1)]
+    for j in range(1, k + 1):
+        row.append(row[j - 1] + (row[j - 1] - R[k - 1][j - 1]) / (4 ** j - 1))
+    R.append(row)
+    change = float(np.max(np.abs(R[k][k] - R[k - 1][k - 1])))
+    if change < tol or k == kmax:
+        break
+
+x = np.linspace(lo, hi, 2 ** k + 1)
+assert np.allclose(np.trapezoid(f(x), x, axis=1), R[k][0])
+for j, col in enumerate(R[k]):
+    print(f"R[{k},{j}]: max error {np.max(np.abs(col - exact)):.2e}")
+
+# the same extrapolation: a cubic in h^2 through the last trapezoid values, evaluated at h = 0
+hs = (hi - lo) / 2.0 ** np.arange(k + 1)
+T = np.array([r[0] for r in R])              # (k + 1, m)
+last = min(4, k + 1)
+coef = np.polyfit(hs[-last:] ** 2, T[-last:], deg=last - 1)
+extrap = coef[-1]                            # the constant term
+worst = int(np.argmax(alpha))
+p_worst = np.polyfit(hs[-last:] ** 2, T[-last:, worst], deg=last - 1)
+print(f"{k + 1} levels, last change {change:.2e}; polyfit extrapolation error "
+      f"{np.max(np.abs(extrap - exact)):.2e}, at a = {alpha[worst]:.1f}: {np.polyval(p_worst, 0.0) - exact[worst]:+.2e}")
+"""
+
+
+def _romberg(m: int) -> dict:
+    return {"np": np, "alpha": np.linspace(0.1, 12.0, m).copy(), "tol": 1e-12, "kmax": 12}
+
+
+# -- spectral analysis of a noisy recording: Welch's method with a generator yielding overlapping
+# segments, rfft of a Hann-windowed segment, peak picking by argsort, complex phasors of the tones,
+# a frequency-domain band-pass with irfft; np.set_printoptions for the printed arrays
+WELCH_DENOISE = """\
+np.set_printoptions(precision=3, suppress=True)
+
+def segments(x, nperseg, overlap=0.5):
+    step = int(nperseg * (1 - overlap))
+    for start in range(0, len(x) - nperseg + 1, step):
+        yield x[start:start + nperseg]
+
+window = np.hanning(nperseg)
+scale = 1.0 / (fs * np.sum(window ** 2))
+psd = np.zeros(nperseg // 2 + 1)
+n_seg = 0
+for seg in segments(x, nperseg):
+    seg = seg - seg.mean()
+    S = np.fft.rfft(seg * window)
+    psd += scale * np.abs(S) ** 2
+    n_seg += 1
+psd /= n_seg
+psd[1:-1] *= 2                      # one-sided spectrum
+freqs = np.fft.rfftfreq(nperseg, d=1 / fs)
+
+# the three strongest local maxima
+is_peak = np.r_[False, (psd[1:-1] > psd[:-2]) & (psd[1:-1] > psd[2:]), False]
+cand = np.nonzero(is_peak)[0]
+top = np.sort(cand[np.argsort(psd[cand])[::-1][:3]])
+print(f"{n_seg} segments of {nperseg} samples")
+print("peak frequencies (Hz):", freqs[top])
+print("peak PSD:", psd[top])
+print(f"variance {x.var():.3f}, integrated PSD {np.trapezoid(psd, freqs):.3f}")
+
+# amplitude and phase of each tone from the full-record spectrum (phasors)
+X = np.fft.rfft(x)
+f_all = np.fft.rfftfreq(len(x), d=1 / fs)
+tones = {}
+for f0 in freqs[top]:
+    near = np.flatnonzero(np.abs(f_all - f0) < bandwidth)
+    b = near[np.argmax(np.abs(X[near]))]
+    phasor = 2 * X[b] / len(x)
+    tones[round(float(f_all[b]), 1)] = phasor
+    print(f"{f_all[b]:7.2f} Hz: amplitude {abs(phasor):.3f}, phase {np.angle(phasor, deg=True):+7.1f} deg")
+
+# keep narrow bands around the peaks, zero the rest
+mask = np.zeros(len(f_all), dtype=bool)
+for f0 in freqs[top]:
+    mask |= np.abs(f_all - f0) < bandwidth
+y = np.fft.irfft(X * mask, n=len(x))
+snr = lambda s: 10 * np.log10(np.sum(clean ** 2) / np.sum((s - clean) ** 2))
+print(f"kept {mask.sum()} of {len(mask)} bins, SNR {snr(x):.1f} dB -> {snr(y):.1f} dB")
+print("first samples, clean vs filtered:", np.vstack([clean[:5], y[:5]]))
+np.set_printoptions(precision=8, suppress=False)
+"""
+
+
+def _welch_denoise(n: int, nperseg: int) -> dict:
+    r = _rng(8)
+    fs = 1000.0
+    t = np.arange(n) / fs
+    clean = (1.0 * np.sin(2 * np.pi * 50 * t + 0.3) + 0.6 * np.sin(2 * np.pi * 123 * t - 1.1)
+             + 0.3 * np.cos(2 * np.pi * 310 * t))
+    x = clean + 0.8 * r.standard_normal(n)
+    return {"np": np, "x": x, "clean": clean, "fs": fs, "nperseg": nperseg, "bandwidth": 3.0}
+
+
+# -- normal modes of a chain of masses and springs between two walls: a dataclass holding the
+# arrays with methods, np.linalg.eigh of the mass-normalised stiffness, asserts against the uniform
+# chain's closed form and np.linalg.eigvals of M^-1 K, a default-argument array, modal superposition
+SPRING_MODES = """\
+from dataclasses import dataclass
+
+@dataclass
+class SpringChain:
+    '''n masses joined by n + 1 springs, fixed walls at both ends'''
+    m: np.ndarray
+    k: np.ndarray
+
+    def stiffness(self):
+        off = -self.k[1:-1]
+        return np.diag(self.k[:-1] + self.k[1:]) + np.diag(off, 1) + np.diag(off, -1)
+
+    def modes(self):
+        s = 1.0 / np.sqrt(self.m)
+        w2, V = np.linalg.eigh(s[:, None] * self.stiffness() * s[None, :])
+        return np.sqrt(w2), s[:, None] * V          # mode shapes, M-orthonormal
+
+n = len(masses)
+uniform = SpringChain(np.ones(n), np.ones(n + 1))
+omega_u, _ = uniform.modes()
+j = np.arange(1, n + 1)
+assert np.allclose(omega_u, 2 * np.sin(j * np.pi / (2 * (n + 1)))), "uniform chain"
+
+chain = SpringChain(masses, springs)
+omega, Phi = chain.modes()
+M = np.diag(chain.m)
+K = chain.stiffness()
+assert np.allclose(Phi.T @ M @ Phi, np.eye(n))
+assert np.allclose(np.sort(np.linalg.eigvals(np.linalg.solve(M, K)).real), omega ** 2)
+
+def pluck(n, where=np.array([0.3, 0.7]), amp=1.0, halfwidth=0.15):
+    '''initial displacement: triangles centred at the fractions `where` of the chain'''
+    x = np.linspace(0, 1, n + 2)[1:-1]
+    u = np.zeros(n)
+    for c in where:
+        u += amp * np.maximum(0, 1 - np.abs(x - c) / halfwidth)
+    return u
+
+u0 = pluck(n)
+q0 = Phi.T @ M @ u0                         # modal coordinates
+t = np.linspace(0, t_end, n_t)
+U = (Phi * q0) @ np.cos(np.outer(omega, t))
+V = -(Phi * q0 * omega) @ np.sin(np.outer(omega, t))
+energy = 0.5 * np.sum(chain.m[:, None] * V ** 2, axis=0) + 0.5 * np.sum(U * (K @ U), axis=0)
+share = q0 ** 2 * omega ** 2 / np.sum(q0 ** 2 * omega ** 2)
+print(f"{n} masses, frequencies {omega[0] / (2 * np.pi):.4f} .. {omega[-1] / (2 * np.pi):.4f}, "
+      f"energy drift {np.ptp(energy) / energy[0]:.1e}")
+for rank, i in enumerate(np.argsort(share)[::-1][:3]):
+    nodes = int(np.sum(np.diff(np.sign(Phi[:, i])) != 0))
+    print(f"  #{rank + 1}: mode {i + 1} ({nodes} nodes), f = {omega[i] / (2 * np.pi):.4f}, energy share {share[i]:.1%}")
+print(f"max displacement of the middle mass {np.max(np.abs(U[n // 2])):.3f}")
+"""
+
+
+def _spring_modes(n: int, n_t: int) -> dict:
+    r = _rng(9)
+    return {"np": np, "masses": r.uniform(0.5, 2.0, n), "springs": r.uniform(0.8, 1.5, n + 1),
+            "t_end": 50.0, "n_t": n_t}
+
+
+# -- a four-state weather Markov chain simulated day by day with Generator.choice(p=...), a
+# transition count matrix, a dict of monthly count arrays updated in the loop (// and %), the
+# stationary distribution from np.linalg.eig of P.T, spell lengths from np.diff, matrix_power
+WEATHER_MARKOV = """\
+states = ["sunny", "cloudy", "rainy", "stormy"]
+rng = np.random.default_rng(3)
+ns = len(states)
+state = 0
+path = [state]
+counts = np.zeros((ns, ns), dtype=int)
+monthly = {s: np.zeros(12, dtype=int) for s in states}
+for day in range(n_days):
+    nxt = rng.choice(ns, p=P[state])
+    counts[state, nxt] += 1
+    monthly[states[nxt]][day // 30 % 12] += 1
+    state = nxt
+    path.append(state)
+path = np.array(path)
+
+P_hat = counts / counts.sum(axis=1, keepdims=True)
+w, V = np.linalg.eig(P.T)
+i1 = np.argmin(np.abs(w - 1))
+pi = np.real(V[:, i1])
+pi /= pi.sum()
+assert np.allclose(pi @ P, pi)
+freq = np.bincount(path, minlength=ns) / len(path)
+
+# spells: maximal runs of the same state
+ends = np.r_[np.nonzero(np.diff(path))[0], len(path) - 1]
+lengths = np.diff(np.r_[-1, ends])
+spells = {s: lengths[path[ends] == i] for i, s in enumerate(states)}
+for i, s in enumerate(states):
+    L = spells[s]
+    mean_spell = L.mean() if len(L) else float("nan")
+    print(f"{s:>7}: stationary {pi[i]:.3f}, observed {freq[i]:.3f}, "
+          f"mean spell {mean_spell:.2f} days (theory {1 / (1 - P[i, i]):.2f}), longest {max(L, default=0)}")
+print("estimated transition matrix:")
+print(np.round(P_hat, 3))
+print("P^10 row 0:", np.round(np.linalg.matrix_power(P, 10)[0], 4), "second eigenvalue modulus",
+      round(float(sorted(np.abs(w))[-2]), 4))
+wettest = max(range(12), key=lambda mth: monthly["rainy"][mth] + monthly["stormy"][mth])
+print(f"wettest month {wettest + 1}: {monthly['rainy'][wettest]} rainy and {monthly['stormy'][wettest]} stormy days")
+"""
+
+
+def _weather_markov(n_days: int) -> dict:
+    P = np.array([[0.60, 0.25, 0.12, 0.03],
+                  [0.30, 0.40, 0.25, 0.05],
+                  [0.20, 0.30, 0.40, 0.10],
+                  [0.10, 0.30, 0.40, 0.20]])
+    return {"np": np, "P": P, "n_days": n_days}
+
+
+# -- item-based collaborative filtering on a ratings matrix (a recommender-systems tutorial):
+# one rating per user held out with Generator.choice, cosine similarity under np.errstate, top-k
+# neighbours by argsort and fancy assignment, a loop over users with enumerate, a dict of lists
+ITEM_TOPK = """\
+import math
+
+rng = np.random.default_rng(21)
+R_train = R.copy()
+test_item = np.zeros(len(R), dtype=int)
+test_rating = np.zeros(len(R))
+for u in range(len(R)):
+    rated = np.nonzero(R[u])[0]
+    i = rng.choice(rated)
+    test_item[u], test_rating[u] = i, R[u, i]
+    R_train[u, i] = 0
+
+norms = np.linalg.norm(R_train, axis=0)
+with np.errstate(divide="ignore", invalid="ignore"):
+    S = (R_train.T @ R_train) / np.outer(norms, norms)
+S = np.nan_to_num(S)
+np.fill_diagonal(S, 0.0)
+
+# keep the k most similar items of each item
+nbrs = np.argsort(-S, axis=1)[:, :k_nbrs]
+rows = np.arange(S.shape[0])[:, None]
+S_k = np.zeros_like(S)
+S_k[rows, nbrs] = S[rows, nbrs]
+
+popularity = np.count_nonzero(R_train, axis=0)
+recs = {}
+hits = pop_hits = 0
+sq_err = []
+for u, row in enumerate(R_train):
+    rated = row > 0
+    score = S_k[:, rated] @ row[rated]
+    weight = np.abs(S_k[:, rated]).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pred = np.where(weight > 0, score / weight, row[rated].mean())
+    sq_err.append((pred[test_item[u]] - test_rating[u]) ** 2)
+    score[rated] = -np.inf
+    recs[u] = np.argsort(score)[::-1][:top_n].tolist()
+    hits += test_item[u] in recs[u]
+    pop_rank = np.argsort(np.where(rated, -1, popularity))[::-1][:top_n]
+    pop_hits += test_item[u] in pop_rank.tolist()
+
+n_users = len(R)
+print(f"hit rate@{top_n}: item-kNN {hits / n_users:.3f}, popularity {pop_hits / n_users:.3f}")
+print(f"RMSE of held-out ratings {math.sqrt(sum(sq_err) / len(sq_err)):.3f}")
+print(f"user 0 rated {int(np.count_nonzero(R_train[0]))} items, recommended {sorted(recs[0])}")
+"""
+
+
+def _item_topk(n_users: int, n_items: int) -> dict:
+    r = _rng(22)
+    U = r.normal(size=(n_users, 3))
+    V = r.normal(size=(n_items, 3))
+    full = np.clip(np.rint(3 + U @ V.T + 0.5 * r.normal(size=(n_users, n_items))), 1, 5)
+    p_seen = 0.05 + 0.3 * np.linspace(1, 0, n_items) ** 2
+    seen = r.random((n_users, n_items)) < p_seen
+    seen[np.arange(n_users), r.integers(0, n_items, n_users)] = True
+    seen[np.arange(n_users), r.integers(0, n_items, n_users)] = True
+    seen[:, 0] = True
+    return {"np": np, "R": np.where(seen, full, 0.0), "k_nbrs": 20, "top_n": 10}
+
+
+# -- a genetic algorithm for the 0/1 knapsack problem: integer bit-string population, roulette-
+# wheel selection with Generator.choice(p=...), single-point crossover by np.where on a cut mask,
+# bit-flip mutation with ^, elitism through argsort and np.vstack; checked against the exact DP
+GA_KNAPSACK = """\
+rng = np.random.default_rng(11)
+n_items = len(weights)
+
+def fitness(pop):
+    w = pop @ weights
+    v = pop @ values
+    return np.where(w <= capacity, v, v - 3 * (w - capacity) * values.max())
+
+pop = (rng.random((pop_size, n_items)) < 0.15).astype(int)
+best_fit, best_ind = -np.inf, None
+history = []
+for gen in range(n_gen):
+    fit = fitness(pop)
+    g = int(np.argmax(fit))
+    if fit[g] > best_fit:
+        best_fit, best_ind = fit[g], pop[g].copy()
+    history.append(max(fit))
+    elite = pop[np.argsort(fit)[-n_elite:]]
+    prob = fit - fit.min() + 1.0
+    prob = prob / prob.sum()
+    n_children = pop_size - n_elite
+    parents = rng.choice(pop_size, size=(n_children, 2), p=prob)
+    cut = rng.integers(1, n_items, size=n_children)
+    mask = np.arange(n_items) < cut[:, None]
+    children = np.where(mask, pop[parents[:, 0]], pop[parents[:, 1]])
+    children = children ^ (rng.random(children.shape) < p_mut)
+    pop = np.vstack([elite, children])
+
+# exact answer by dynamic programming over the capacity
+best = np.zeros(capacity + 1)
+for w, v in zip(weights.tolist(), values.tolist()):
+    best[w:] = np.maximum(best[w:], best[:-w] + v)
+optimum = best[capacity]
+chosen = list(np.nonzero(best_ind)[0])
+print(f"GA best value {best_fit} (weight {best_ind @ weights}/{capacity}), DP optimum {optimum:.0f}, "
+      f"gap {1 - best_fit / optimum:.2%}")
+print(f"{len(chosen)} items chosen: {chosen[:10]}{'...' if len(chosen) > 10 else ''}")
+print("best fitness every 10 generations:", [int(h) for h in history[::10]])
+"""
+
+
+def _ga_knapsack(n_items: int, pop_size: int, n_gen: int) -> dict:
+    r = _rng(12)
+    weights = r.integers(5, 40, size=n_items)
+    values = (weights * r.uniform(0.5, 1.5, n_items)).astype(int) + r.integers(1, 10, n_items)
+    return {"np": np, "weights": weights, "values": values, "capacity": int(weights.sum() // 3),
+            "pop_size": pop_size, "n_gen": n_gen, "n_elite": 2, "p_mut": 0.01}
+
+
+# -- Hamming(7,4) codes and CRC-8 on packets of bytes: nibbles by >> and &, parity by ^, codewords
+# packed with << and |, single-bit errors injected with a shifted mask, syndrome decoding with
+# np.where, a bitwise CRC vectorised over packets, a table-driven CRC in plain Python as a check
+HAMMING_CRC = """\
+rng = np.random.default_rng(13)
+
+def hamming_encode(nib):
+    d1, d2, d3, d4 = nib & 1, (nib >> 1) & 1, (nib >> 2) & 1, (nib >> 3) & 1
+    p1 = d1 ^ d2 ^ d4
+    p2 = d1 ^ d3 ^ d4
+    p3 = d2 ^ d3 ^ d4
+    # bit i of the codeword is position i + 1: p1 p2 d1 p3 d2 d3 d4
+    return p1 | (p2 << 1) | (d1 << 2) | (p3 << 3) | (d2 << 4) | (d3 << 5) | (d4 << 6)
+
+def hamming_decode(cw):
+    bit = lambda i: (cw >> (i - 1)) & 1
+    s1 = bit(1) ^ bit(3) ^ bit(5) ^ bit(7)
+    s2 = bit(2) ^ bit(3) ^ bit(6) ^ bit(7)
+    s3 = bit(4) ^ bit(5) ^ bit(6) ^ bit(7)
+    syndrome = s1 | (s2 << 1) | (s3 << 2)       # the position of a single flipped bit, 0 if none
+    fixed = np.where(syndrome > 0, cw ^ (1 << np.maximum(syndrome - 1, 0)), cw)
+    data = ((fixed >> 2) & 1) | (((fixed >> 4) & 1) << 1) | (((fixed >> 5) & 1) << 2) | (((fixed >> 6) & 1) << 3)
+    return data, syndrome
+
+def crc8(packets, poly=0x07):
+    '''CRC-8 (polynomial x^8 + x^2 + x + 1, init 0) of each row, bit by bit'''
+    crc = np.zeros(len(packets), dtype=np.int64)
+    for col in range(packets.shape[1]):
+        crc ^= packets[:, col]
+        for _ in range(8):
+            crc = np.where(crc & 0x80, (crc << 1) ^ poly, crc << 1) & 0xFF
+    return crc
+
+check = crc8(np.frombuffer(b"123456789", dtype=np.uint8).astype(np.int64)[None, :])
+assert check.item() == 0xF4, hex(check.item())
+table = crc8(np.arange(256)[:, None])
+
+def crc8_table(data):
+    c = 0
+    for b in data:
+        c = int(table[c ^ b])
+    return c
+
+msg = packets.astype(np.int64)
+crc_sent = crc8(msg)
+assert [crc8_table(p) for p in msg[:8].tolist()] == crc_sent[:8].tolist()
+
+# every byte travels as two 7-bit codewords; the channel flips one bit with probability p1
+# and a second one with probability p2
+cw = np.stack([hamming_encode(msg & 0x0F), hamming_encode(msg >> 4)])
+flip1 = (rng.random(cw.shape) < p1).astype(np.int64) << rng.integers(0, 7, size=cw.shape)
+flip2 = (rng.random(cw.shape) < p2).astype(np.int64) << rng.integers(0, 7, size=cw.shape)
+rx = cw ^ flip1 ^ flip2
+data, syndrome = hamming_decode(rx)
+decoded = data[0] | (data[1] << 4)
+assert np.array_equal(hamming_decode(cw)[0][0], msg & 0x0F)
+
+bad_packets = np.any(decoded != msg, axis=1)
+crc_fail = crc8(decoded) != crc_sent
+raw_bit_errors = sum(bin(v).count("1") for v in (flip1 ^ flip2).ravel().tolist())
+print(f"{msg.size} bytes in {len(msg)} packets, {raw_bit_errors} bit errors on the channel, "
+      f"{np.count_nonzero(syndrome)} codewords corrected")
+print(f"{bad_packets.sum()} packets still wrong after decoding, CRC flags {crc_fail.sum()}, "
+      f"missed {np.sum(bad_packets & ~crc_fail)}, false alarms {np.sum(crc_fail & ~bad_packets)}")
+print("first CRCs:", [f"{c:02x}" for c in crc_sent[:6].tolist()])
+"""
+
+
+def _hamming_crc(n_packets: int, packet_len: int) -> dict:
+    r = _rng(14)
+    return {"np": np, "packets": r.integers(0, 256, size=(n_packets, packet_len), dtype=np.uint8),
+            "p1": 0.05, "p2": 0.01}
+
+
+# -- Runge-Kutta-Fehlberg 4(5) with step-size control on the Arenstorf orbit (Hairer, Norsett &
+# Wanner's test problem): a Butcher tableau as arrays, while t < T with step rejection, the error
+# from a float() of an inf-norm, the solution grown with np.append / np.vstack, a Jacobi-constant check
+RKF45_ARENSTORF = """\
+mu = 0.012277471
+mu1 = 1 - mu
+
+def f(t, y):
+    x, yy, vx, vy = y
+    D1 = ((x + mu) ** 2 + yy ** 2) ** 1.5
+    D2 = ((x - mu1) ** 2 + yy ** 2) ** 1.5
+    ax = x + 2 * vy - mu1 * (x + mu) / D1 - mu * (x - mu1) / D2
+    ay = yy - 2 * vx - mu1 * yy / D1 - mu * yy / D2
+    return np.array([vx, vy, ax, ay])
+
+c = np.array([0, 1 / 4, 3 / 8, 12 / 13, 1, 1 / 2])
+A = np.array([[0, 0, 0, 0, 0],
+              [1 / 4, 0, 0, 0, 0],
+              [3 / 32, 9 / 32, 0, 0, 0],
+              [1932 / 2197, -7200 / 2197, 7296 / 2197, 0, 0],
+              [439 / 216, -8, 3680 / 513, -845 / 4104, 0],
+              [-8 / 27, 2, -3544 / 2565, 1859 / 4104, -11 / 40]])
+b4 = np.array([25 / 216, 0, 1408 / 2565, 2197 / 4104, -1 / 5, 0])
+b5 = np.array([16 / 135, 0, 6656 / 12825, 28561 / 56430, -9 / 50, 2 / 55])
+
+t, y = 0.0, y0.copy()
+h = 1e-4
+ts = np.array([t])
+Y = y0[None, :]
+n_rejected = 0
+while t < T:
+    h = min(h, T - t)
+    K = np.zeros((6, len(y)))
+    for i in range(6):
+        K[i] = f(t + c[i] * h, y + h * (A[i, :i] @ K[:i]))
+    err = h * float(np.linalg.norm((b5 - b4) @ K, ord=np.inf))
+    scale = atol + rtol * float(np.max(np.abs(y)))
+    if err <= scale:
+        t += h
+        y = y + h * (b5 @ K)                  # local extrapolation: continue with the 5th-order solution
+        ts = np.append(ts, t)
+        Y = np.vstack([Y, y])
+    else:
+        n_rejected += 1
+    h *= min(4.0, max(0.1, 0.9 * (scale / max(err, 1e-300)) ** 0.2))
+
+def jacobi(Y):
+    x, yy, vx, vy = Y.T
+    r1 = np.sqrt((x + mu) ** 2 + yy ** 2)
+    r2 = np.sqrt((x - mu1) ** 2 + yy ** 2)
+    return x ** 2 + yy ** 2 + 2 * mu1 / r1 + 2 * mu / r2 - vx ** 2 - vy ** 2
+
+C = jacobi(Y)
+dist_moon = np.hypot(Y[:, 0] - mu1, Y[:, 1])
+steps = np.diff(ts)
+print(f"{len(ts) - 1} accepted steps, {n_rejected} rejected, h in [{steps.min():.2e}, {steps.max():.2e}]")
+print(f"closure error after one period {np.linalg.norm(Y[-1, :2] - y0[:2]):.2e}, "
+      f"Jacobi constant drift {np.max(np.abs(C - C[0])):.2e}")
+print(f"closest approach to the moon {dist_moon.min():.4f} at t = {ts[np.argmin(dist_moon)]:.3f}")
+"""
+
+
+def _rkf45_arenstorf(rtol: float) -> dict:
+    y0 = np.array([0.994, 0.0, 0.0, -2.00158510637908252240537862224])
+    return {"np": np, "y0": y0, "T": 17.0652165601579625588917206249, "rtol": rtol, "atol": rtol * 1e-2}
+
+
+# -- Princeton's "Percolation" assignment (Sedgewick & Wayne) in NumPy: open random sites in the
+# order of rng.permutation until the top connects to the bottom, weighted union-find with a recursive
+# find and path compression on an int array, divmod, the threshold estimate with a 95% interval
+PERCOLATION_UF = """\
+import math
+
+def find(parent, i):
+    if parent[i] != i:
+        parent[i] = find(parent, parent[i])      # path compression
+    return parent[i]
+
+def union(parent, size, a, b):
+    ra, rb = find(parent, a), find(parent, b)
+    if ra == rb:
+        return
+    if size[ra] < size[rb]:
+        ra, rb = rb, ra
+    parent[rb] = ra
+    size[ra] += size[rb]
+
+rng = np.random.default_rng(2)
+N = n * n
+TOP, BOTTOM = N, N + 1
+thresholds = []
+largest = []
+for trial in range(n_trials):
+    parent = np.arange(N + 2)
+    size = np.ones(N + 2, dtype=int)
+    is_open = np.zeros((n, n), dtype=bool)
+    for count, site in enumerate(rng.permutation(N), start=1):
+        r, c = divmod(int(site), n)
+        is_open[r, c] = True
+        if r == 0:
+            union(parent, size, site, TOP)
+        if r == n - 1:
+            union(parent, size, site, BOTTOM)
+        for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+            rr, cc = r + dr, c + dc
+            if 0 <= rr < n and 0 <= cc < n and is_open[rr, cc]:
+                union(parent, size, site, rr * n + cc)
+        if find(parent, TOP) == find(parent, BOTTOM):
+            thresholds.append(count / N)
+            break
+    roots = np.array([find(parent, i) for i in np.flatnonzero(is_open)])
+    _, cluster_sizes = np.unique(roots, return_counts=True)
+    largest.append(cluster_sizes.max() / N)
+
+thresholds = np.array(thresholds)
+mean = thresholds.mean()
+std = thresholds.std(ddof=1) if len(thresholds) > 1 else float("nan")
+half = 1.96 * std / math.sqrt(len(thresholds))
+print(f"{n}x{n} grid, {n_trials} trials: p* = {mean:.4f} +- {half:.4f} (std {std:.4f}; "
+      f"median {sorted(thresholds)[len(thresholds) // 2]:.4f}; site percolation 0.5927)")
+print(f"largest cluster at percolation: {sum(largest) / len(largest):.3f} of the sites")
+"""
+
+
+def _percolation_uf(n: int, n_trials: int) -> dict:
+    return {"np": np, "n": n, "n_trials": n_trials}
+
+
+# -- a Leslie-matrix population model (an ecology course): a dict of scenarios, each analysed in a
+# loop with np.linalg.eig (growth rate, stable age distribution, reproductive values, sensitivity
+# and elasticity), R0 from the fundamental matrix under try/except LinAlgError (a plus group makes
+# I - T singular), projections, and a stochastic environment drawn with Generator.choice
+LESLIE = """\
+def leslie(f, s, plus_group=0.0):
+    n = len(f)
+    L = np.zeros((n, n))
+    L[0, :] = f
+    L[np.arange(1, n), np.arange(n - 1)] = s
+    L[-1, -1] = plus_group
+    return L
+
+scenarios = {
+    "baseline": leslie(fec, surv),
+    "juvenile protection": leslie(fec, np.minimum(surv * np.r_[1.25, 1.25, np.ones(len(surv) - 2)], 0.95)),
+    "adult harvest": leslie(fec, surv * np.r_[1.0, 1.0, np.full(len(surv) - 2, 0.8)]),
+    "plus group": leslie(fec, surv, plus_group=1.0),
+}
+results = {}
+for name, L in scenarios.items():
+    w, V = np.linalg.eig(L)
+    i = np.argmax(np.abs(w))
+    lam = w[i].real
+    stable = np.abs(V[:, i].real)
+    stable /= stable.sum()
+    wl, U = np.linalg.eig(L.T)
+    v = np.abs(U[:, np.argmax(np.abs(wl))].real)
+    v /= v[0]                                      # reproductive value, newborns = 1
+    S = np.outer(v, stable) / (v @ stable)          # sensitivity d lambda / d a_ij
+    E = S * L / lam                                 # elasticity
+    F = np.zeros_like(L)
+    F[0] = L[0]
+    T_ = L - F
+    try:
+        N_fund = np.linalg.inv(np.eye(len(L)) - T_)
+        R0 = float(np.max(np.abs(np.linalg.eigvals(F @ N_fund))))
+        life_exp = N_fund[:, 0].sum()
+    except np.linalg.LinAlgError:
+        R0, life_exp = float("inf"), float("inf")
+    n_t = n0.copy()
+    total = [n_t.sum()]
+    for year in range(years):
+        n_t = L @ n_t
+        total.append(n_t.sum())
+    results[name] = {"lambda": lam, "R0": R0, "stable": stable, "elasticity": E, "total": np.array(total)}
+    print(f"{name:>20}: lambda {lam:.4f}, R0 {R0:.3f}, life expectancy {life_exp:.2f}, "
+          f"N after {years} years {total[-1] / total[0]:.3g} x, largest elasticity at {tuple(map(int, np.unravel_index(np.argmax(E), E.shape)))}")
+
+# stochastic environment: good and bad years for fecundity
+rng = np.random.default_rng(4)
+good, bad = leslie(fec * 1.3, surv), leslie(fec * 0.4, surv * 0.9)
+env = rng.choice(2, size=stoch_years, p=[0.7, 0.3])
+n_t = results["baseline"]["stable"].copy()
+log_growth = []
+for e in env:
+    n_next = (good if e == 0 else bad) @ n_t
+    log_growth.append(np.log(n_next.sum() / n_t.sum()))
+    n_t = n_next / n_next.sum()
+log_growth = np.array(log_growth)
+lam_mean_env = max(abs(np.linalg.eigvals(0.7 * good + 0.3 * bad)))
+print(f"stochastic log growth {log_growth.mean():+.4f} +- {log_growth.std() / np.sqrt(len(env)):.4f}, "
+      f"log lambda of the mean matrix {np.log(lam_mean_env):+.4f}")
+print("stable age distribution:", np.round(results["baseline"]["stable"], 3).tolist())
+"""
+
+
+def _leslie(n_ages: int, years: int, stoch_years: int) -> dict:
+    r = _rng(15)
+    fec = np.r_[0.0, 0.0, r.uniform(0.6, 1.8, n_ages - 2)]
+    surv = np.r_[0.35, 0.55, r.uniform(0.7, 0.85, n_ages - 3)]
+    n0 = r.integers(50, 200, n_ages).astype(float)
+    return {"np": np, "fec": fec, "surv": surv, "n0": n0, "years": years, "stoch_years": stoch_years}
+
+
+# -- histogram matching of an RGB image to a reference (Gonzalez & Woods; scikit-image's
+# match_histograms): per-channel CDFs from np.bincount, a look-up table from np.searchsorted,
+# the quantile version with np.unique(return_inverse, return_counts) and np.interp, a dict of LUTs
+HIST_MATCH = """\
+np.set_printoptions(precision=3)
+
+def cdf(channel):
+    hist = np.bincount(channel.ravel(), minlength=256)
+    c = np.cumsum(hist).astype(float)
+    return c / c[-1]
+
+matched = np.empty_like(source)
+luts = {}
+w1 = {}
+for ch, name in enumerate("RGB"):
+    src, ref = source[..., ch], reference[..., ch]
+    src_cdf, ref_cdf = cdf(src), cdf(ref)
+    # for each source level, the first reference level whose CDF reaches the source CDF
+    lut = np.clip(np.searchsorted(ref_cdf, src_cdf, side="left"), 0, 255).astype(np.uint8)
+    matched[..., ch] = lut[src]
+    luts[name] = lut
+    # the quantile-interpolation version
+    values, inverse, counts = np.unique(src.ravel(), return_inverse=True, return_counts=True)
+    ref_values, ref_counts = np.unique(ref.ravel(), return_counts=True)
+    src_q = np.cumsum(counts) / src.size
+    ref_q = np.cumsum(ref_counts) / ref.size
+    interp = np.interp(src_q, ref_q, ref_values)[inverse].reshape(src.shape)
+    # Wasserstein-1 distance between the level distributions = L1 distance of the CDFs
+    w1[name] = (np.abs(src_cdf - ref_cdf).sum(), np.abs(cdf(matched[..., ch]) - ref_cdf).sum())
+    print(f"{name}: mean {src.mean():6.2f} -> {matched[..., ch].mean():6.2f} (reference {ref.mean():6.2f}), "
+          f"W1 {w1[name][0]:.2f} -> {w1[name][1]:.2f}, LUT vs interp {np.abs(interp - matched[..., ch]).mean():.3f}, "
+          f"max level {lut.max().item()}")
+    print("  LUT every 32 levels:", lut[::32])
+
+gray_src = source @ np.array([0.299, 0.587, 0.114])
+gray_out = matched @ np.array([0.299, 0.587, 0.114])
+print("contrast (std) before/after/reference:",
+      np.array([gray_src.std(), gray_out.std(), (reference @ np.array([0.299, 0.587, 0.114])).std()]))
+np.set_printoptions(precision=8)
+"""
+
+
+def _hist_match(n: int) -> dict:
+    r = _rng(16)
+    yy, xx = np.mgrid[0:n, 0:n] / n
+    base = np.clip(0.5 + 0.3 * np.sin(6 * xx) * np.cos(4 * yy) + 0.1 * r.standard_normal((n, n)), 0, 1)
+    src = np.stack([base ** 2.2 * 0.5, base ** 2.0 * 0.45, base ** 1.8 * 0.4], axis=-1)
+    source = np.clip(src * 255 + 10, 0, 255).astype(np.uint8)
+    ref = np.stack([r.beta(2, 2, (n, n)), r.beta(3, 2, (n, n)), r.beta(2, 3, (n, n))], axis=-1)
+    reference = np.clip(ref * 255, 0, 255).astype(np.uint8)
+    return {"np": np, "source": source, "reference": reference}
+
+
+# -- random walks on the square lattice: a generator yields snapshots of all walkers, a 2-D
+# histogram of the positions against the Gaussian limit on an np.meshgrid (with the lattice's parity
+# by astype(int) % 2), the mean squared displacement, np.gradient and np.polyfit for D
+WALK_HIST2D = """\
+def walk_snapshots(rng, n_walkers, n_steps, every):
+    '''lattice random walks; yields (step, positions) every `every` steps'''
+    moves = np.array([[1, 0], [-1, 0], [0, 1], [0, -1]])
+    pos = np.zeros((n_walkers, 2), dtype=int)
+    for step in range(1, n_steps + 1):
+        pos = pos + moves[rng.integers(0, 4, size=n_walkers)]
+        if step % every == 0:
+            yield step, pos.copy()
+
+R = int(4 * np.sqrt(n_steps / 2)) + 2
+edges = np.arange(-R - 0.5, R + 1.5)
+centers = 0.5 * (edges[1:] + edges[:-1])
+X, Y = np.meshgrid(centers, centers, indexing="ij")
+parity = (X + Y).astype(int) % 2
+
+times, msd, l1_err, outside = [], [], [], []
+for step, pos in walk_snapshots(np.random.default_rng(5), n_walkers, n_steps, every):
+    H, _, _ = np.histogram2d(pos[:, 0], pos[:, 1], bins=[edges, edges])
+    P = H / n_walkers
+    s2 = step / 2                       # variance per axis
+    G = np.exp(-(X ** 2 + Y ** 2) / (2 * s2)) / (2 * np.pi * s2) * 2
+    G[parity != step % 2] = 0           # only sites with x + y of the step's parity are reachable
+    times.append(step)
+    msd.append(float(np.mean(np.sum(pos ** 2, axis=1))))
+    l1_err.append(float(np.abs(P - G).sum()))
+    outside.append(n_walkers - int(H.sum()))
+
+times = np.array(times)
+msd = np.array(msd)
+D_local = np.gradient(msd, times) / 4          # MSD = 4 D t in two dimensions
+slope, intercept = np.polyfit(times, msd, 1)
+r = np.hypot(X, Y)
+radial, _ = np.histogram(r, bins=8, range=(0, R), weights=P)
+print(f"{n_walkers} walkers, {n_steps} steps: D = {slope / 4:.4f} (exact 0.25), "
+      f"local D in [{D_local.min():.3f}, {D_local.max():.3f}], intercept {intercept:+.2f}")
+print(f"L1 distance to the Gaussian limit: {l1_err[0]:.3f} -> {l1_err[-1]:.3f}, walkers outside the grid {max(outside)}")
+print("probability per radial shell at the end:", [round(p, 4) for p in radial.tolist()])
+"""
+
+
+def _walk_hist2d(n_walkers: int, n_steps: int) -> dict:
+    return {"np": np, "n_walkers": n_walkers, "n_steps": n_steps, "every": max(1, n_steps // 10)}
+
+
+# -- Kepler's equation E - e sin E = M on an (e, M) grid three ways: vectorised bisection under
+# while np.any(...), the secant method with np.errstate and an isfinite guard, Newton stopping on
+# a float() of the residual's inf-norm; then true anomalies, np.gradient and np.trapezoid checks
+KEPLER_ROOTS = """\
+ee, MM = np.meshgrid(ecc, M, indexing="ij")
+F = lambda E: E - ee * np.sin(E) - MM
+
+# bisection on [0, 2 pi]
+lo = np.zeros_like(MM)
+hi = np.full_like(MM, 2 * np.pi)
+n_bisect = 0
+while np.any(hi - lo > tol):
+    mid = 0.5 * (lo + hi)
+    right = F(mid) > 0
+    hi = np.where(right, mid, hi)
+    lo = np.where(right, lo, mid)
+    n_bisect += 1
+E_bis = 0.5 * (lo + hi)
+
+# secant from E0 = M, E1 = M + e sin M
+E0, E1 = MM.copy(), MM + ee * np.sin(MM)
+active = np.ones(MM.shape, dtype=bool)
+n_secant = 0
+with np.errstate(divide="ignore", invalid="ignore"):
+    while np.any(active) and n_secant < 50:
+        f0, f1 = F(E0), F(E1)
+        E2 = E1 - f1 * (E1 - E0) / (f1 - f0)
+        E2 = np.where(np.isfinite(E2), E2, E1)
+        active = np.abs(E2 - E1) > tol
+        E0, E1 = E1, E2
+        n_secant += 1
+E_sec = E1
+
+# Newton, starting from pi for the very eccentric orbits
+E = np.where(ee > 0.8, np.pi, MM)
+n_newton = 0
+while float(np.linalg.norm(F(E).ravel(), np.inf)) > tol:
+    E = E - F(E) / (1 - ee * np.cos(E))
+    n_newton += 1
+assert np.allclose(E, E_bis, atol=1e-9) and np.allclose(E, E_sec, atol=1e-9)
+
+nu = 2 * np.arctan2(np.sqrt(1 + ee) * np.sin(E / 2), np.sqrt(1 - ee) * np.cos(E / 2))
+r = 1 - ee * np.cos(E)                                  # a = 1
+dEdM = np.gradient(E, M, axis=1)
+mean_r = np.trapezoid(r, M, axis=1) / (2 * np.pi)
+print(f"{MM.size} equations: bisection {n_bisect} steps, secant {n_secant}, Newton {n_newton}")
+rel = np.abs(dEdM * r - 1)[ecc <= 0.5, 1:-1]
+print(f"max relative error of dE/dM = 1/(1 - e cos E) for e <= 0.5: {np.max(rel):.2e}, "
+      f"time-averaged r vs 1 + e^2/2: {np.max(np.abs(mean_r - (1 + ecc ** 2 / 2))):.2e}")
+for k in np.linspace(0, len(ecc) - 1, 3).astype(int):
+    print(f"  e = {ecc[k]:.2f}: true anomaly at M = pi/2 is {np.degrees(nu[k, len(M) // 4]):.3f} deg")
+"""
+
+
+def _kepler_roots(n_e: int, n_m: int) -> dict:
+    return {"np": np, "ecc": np.linspace(0.0, 0.9, n_e), "M": np.linspace(0, 2 * np.pi, n_m), "tol": 1e-12}
+
+
+PROGRAMS += [
+    Program("mm1_events", MM1_EVENTS, _mm1_events, {"tiny": dict(n_customers=20), "small": dict(n_customers=300)}),
+    Program("injected_particles", INJECTED_PARTICLES, _injected_particles,
+            {"tiny": dict(n_steps=20, birth_rate=3.0), "small": dict(n_steps=250, birth_rate=5.0)}),
+    Program("fft_recursive", FFT_RECURSIVE, _fft_recursive, {"tiny": dict(n_check=64, n_digits=20),
+                                                             "small": dict(n_check=1024, n_digits=300)}),
+    Program("romberg_family", ROMBERG, _romberg, {"tiny": dict(m=5), "small": dict(m=300)}),
+    Program("welch_denoise", WELCH_DENOISE, _welch_denoise, {"tiny": dict(n=512, nperseg=128),
+                                                             "small": dict(n=20000, nperseg=512)}),
+    Program("spring_modes", SPRING_MODES, _spring_modes, {"tiny": dict(n=6, n_t=20), "small": dict(n=60, n_t=400)}),
+    Program("weather_markov", WEATHER_MARKOV, _weather_markov, {"tiny": dict(n_days=60), "small": dict(n_days=730)}),
+    Program("item_topk", ITEM_TOPK, _item_topk, {"tiny": dict(n_users=10, n_items=8),
+                                                 "small": dict(n_users=200, n_items=80)}),
+    Program("ga_knapsack", GA_KNAPSACK, _ga_knapsack, {"tiny": dict(n_items=10, pop_size=10, n_gen=5),
+                                                       "small": dict(n_items=40, pop_size=60, n_gen=100)}),
+    Program("hamming_crc", HAMMING_CRC, _hamming_crc, {"tiny": dict(n_packets=10, packet_len=4),
+                                                       "small": dict(n_packets=1000, packet_len=16)}),
+    Program("rkf45_arenstorf", RKF45_ARENSTORF, _rkf45_arenstorf, {"tiny": dict(rtol=1e-3), "small": dict(rtol=1e-7)}),
+    Program("percolation_uf", PERCOLATION_UF, _percolation_uf, {"tiny": dict(n=5, n_trials=2),
+                                                                "small": dict(n=16, n_trials=6)}),
+    Program("leslie_scenarios", LESLIE, _leslie, {"tiny": dict(n_ages=4, years=5, stoch_years=10),
+                                                  "small": dict(n_ages=8, years=100, stoch_years=500)}),
+    Program("hist_match", HIST_MATCH, _hist_match, {"tiny": dict(n=16), "small": dict(n=128)}),
+    Program("walk_hist2d", WALK_HIST2D, _walk_hist2d, {"tiny": dict(n_walkers=50, n_steps=10),
+                                                       "small": dict(n_walkers=2000, n_steps=200)}),
+    Program("kepler_roots", KEPLER_ROOTS, _kepler_roots, {"tiny": dict(n_e=4, n_m=9), "small": dict(n_e=40, n_m=101)}),
+]
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 
