@@ -21,7 +21,7 @@ from . import lazyrandom, views
 from .ops import UFUNC_REDUCE, UFUNCS
 from .session import active
 from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand, reduction,
-                    scalar_as_array, session, ufunc_out, wrap_array)
+                    scalar_as_array, session, through_int, ufunc_out, wrap_array)
 
 
 # -- eager execution: the honest fallback -------------------------------------------
@@ -677,7 +677,7 @@ def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | str:
                 f"costs more, past {MAX_PARTS})")
     if proto.ndim == 1 and 2 <= len(parts) <= MAX_PARTS and all(
             not isinstance(x, LazyArray) or x.ndim == 0 and (x.dtype.kind != "c" or proto.dtype.kind == "c")
-            and not _through_int(x, proto.dtype) for _, x in parts):
+            and not through_int(x, proto.dtype) for _, x in parts):  # (those raise: assigned, checked)
         # numbers (an ODE's right-hand side): one elementwise select, which fuses
         # with what computes them and what reads the vector (assignments one by one cut a kernel each)
         iota = arange(len(parts))
@@ -695,13 +695,6 @@ def _traced_list(a: list | tuple, dtype: Any) -> LazyArray | str:
     for idx, x in parts:
         out[idx] = x
     return out
-
-
-def _through_int(x: LazyArray, dtype: np.dtype) -> bool:
-    """Is ``x`` a NumPy scalar that NumPy puts into an integer array through Python's int() (a float, or an
-    int of a wider range): NaN, inf and values out of range raise. The assignment of a part checks it."""
-    return x.scalar and dtype.kind in "iu" and (x.dtype.kind in "fc" or x.dtype.kind in "iu"
-                                                and not np.can_cast(x.dtype, dtype))
 
 
 def _as_0d_array(x: LazyArray) -> LazyArray:

@@ -501,8 +501,8 @@ def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, 
         roots = [_root(blk, v) for v, _ in blk.outputs]
         blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
         why = _too_big(blk, unrolled)
-        if not why and 2 * _calls(blk.parts) > _launched(blk.parts):
-            unrolled += _calls(blk.parts)
+        if not why:
+            unrolled += _unrolled_calls(blk.parts)
         if why:  # this block's steps run as they are (their values all go back to the replay's values)
             too_big = too_big or why
             cut = cut or any(s[0] == "call" for s in blk.steps)
@@ -575,7 +575,7 @@ def _too_big(blk: Block, unrolled: int = 0) -> str:
     if calls > MAX_CALLS:
         return (f"rolled up, it still makes {calls} kernel calls (the steps differ): compiling them would "
                 f"cost more than it saves, from {MAX_CALLS}")
-    if 2 * calls > _launched(blk.parts) and unrolled + calls > MAX_CALLS:
+    if unrolled + _unrolled_calls(blk.parts) > MAX_CALLS:
         return (f"rolled up, its blocks still make {unrolled + calls} kernel calls (the steps differ): compiling "
                 f"them would cost more than it saves, from {MAX_CALLS}")
     arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts, blk)
@@ -685,6 +685,13 @@ def _calls(units: list[Any]) -> int:
 def _launched(units: list[Any]) -> int:
     """Kernel launches the units make (a loop's body as many times as it runs)."""
     return sum(u.count * _launched([b for b, _ in u.body]) if isinstance(u, Loop) else 1 for u in units)
+
+
+def _unrolled_calls(units: list[Any]) -> int:
+    """The units' kernel calls where they hardly roll (more than half a call per launch), else 0: what they
+    take of ``_too_big``'s budget."""
+    calls = _calls(units)
+    return calls if 2 * calls > _launched(units) else 0
 
 
 def _root(blk: Block, v: int) -> tuple[int, int, int]:

@@ -256,9 +256,9 @@ class Session:
         """A buffer whose contents are now a traced node (a new array, or a write into one): a
         flush computes it while it lives. Flushes happen here, between whole operations."""
         self.bufs[id(buf)] = buf
-        self.settled.pop(id(buf), None)
+        self.settled.pop(id(buf), None)  # (in one dict only: its refcount tells when nothing else holds it)
         if self._switch is not None:
-            self._compute_switched()  # (in one dict only: its refcount tells when nothing else holds it)
+            self._compute_switched()
         spot = self._spot
         # (the innermost point first, from the bind just made: the whole call path is walked only where it matches)
         # (an arrival is the first of the holds made there in a row: `np.array([a, b])` holds twice at one point)

@@ -988,8 +988,7 @@ class LazyArray:
             raise ValueError("assignment destination is read-only")
         element = views.is_scalar_index(key, self.ndim)
         target = self._view("getitem", key + ((("e",),) if element else ()))
-        if isinstance(value, LazyArray) and value.scalar and self.dtype.kind in "iu" and (
-                value.dtype.kind in "fc" or value.dtype.kind in "iu" and not np.can_cast(value.dtype, self.dtype)):
+        if isinstance(value, LazyArray) and through_int(value, self.dtype):
             # NumPy stores a NumPy scalar in an integer array through Python's int(): NaN, inf and values out of
             # the array's range raise (an int8 array takes np.int32(300) no more than 300)
             err = value._read("a float stored in an integer array", lambda v: _store_error(v, self.dtype))
@@ -1264,6 +1263,13 @@ def _unpack_count(code: Any, at: int) -> int:
 def _snapshot(value: Any) -> Any:
     """What iteration hands Python: the elements, fixed now (a copy, for the plan cache to compare)."""
     return np.array(value, copy=True)
+
+
+def through_int(x: LazyArray, dtype: np.dtype) -> bool:
+    """Is ``x`` a NumPy scalar that NumPy puts into an integer array of ``dtype`` through Python's int() (a
+    float, or an int of a wider range): NaN, inf and values out of range raise (``_store_error``)."""
+    return x.scalar and dtype.kind in "iu" and (x.dtype.kind in "fc" or x.dtype.kind in "iu"
+                                                and not np.can_cast(x.dtype, dtype))
 
 
 def _store_error(value: Any, dtype: np.dtype) -> tuple[type, str] | None:
