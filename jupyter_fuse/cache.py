@@ -34,6 +34,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import fmt, fstrings, guards, lazyrandom, program, views
+from . import fperrors
 from .fperrors import errors_raise
 from .backends import compiler
 from .backends.numpy import resolve as resolve_value  # (a view of available storage, computed)
@@ -57,6 +58,8 @@ class Abandon(Exception):
     """A replay found a sync value that would steer the cell differently: trace instead."""
 
 
+# the calls that set NumPy's print options (``lazynp._printoptions``'s start and end)
+PRINT_OPTIONS = frozenset({"set_printoptions", "_enter_printoptions", "_exit_printoptions"})
 # why a sync's value moved by a few units in the last place, where the traced run ran kernels as NumPy
 MEANWHILE = ("(in the last bits: the traced run computed it with NumPy while numba compiled the kernels, "
              "which round some functions otherwise (exp, tanh, power, ... where NumPy has its own vector "
@@ -82,10 +85,14 @@ class Tape:
         self._claimed: int | None = None
         self.eager_nodes: set = set()  # inputs an eager call's step binds
         self.random = False  # a step draws from NumPy's global generator (a replay saves its state)
+        self.printing = False  # a step sets NumPy's print options (a replay that fails restores them)
         self.formats: list[tuple] = []  # f-string pieces formatted since the last print (on_format)
         # a value a recorded plan computed -> the leaf the tape names it by: a step holding the node itself
         # would hold the whole graph that computed it, and a long loop's memory would grow with every op
         self._leaves: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+        # NumPy's error state (np.geterr()) the cell began in, and the one the last step ran under: a change
+        # (an np.errstate block, np.seterr) is a step of its own, so a replay warns, or not, where NumPy did
+        self.errmodes = self._errmodes = fperrors.modes()
 
     def unreplayable(self, reason: str) -> None:
         if reason not in self.reasons:
@@ -125,11 +132,13 @@ class Tape:
     def on_const(self, node: Any, value: Any) -> None:
         self.consts[node] = value
 
-    def on_eval(self, tmpl: Any, leaves: list, outs: list) -> None:
-        """A plan ran (``plans.Template``) on these leaves; ``outs``: (node, the leaf the cell's buffers
-        hold for it from now on, or None). The kernels' names are this cell's (a template is shared)."""
+    def on_eval(self, tmpl: Any, leaves: list, outs: list, modes: dict) -> None:
+        """A plan ran (``plans.Template``) on these leaves under NumPy's error ``modes``; ``outs``: (node,
+        the leaf the cell's buffers hold for it from now on, or None). The kernels' names are this cell's
+        (a template is shared)."""
         if self.reasons:  # (unreplayable: nothing more to record)
             return
+        self._under(modes)
         named = []
         for n, ref in outs:
             if n.kind == "op":  # (named by the leaf the buffers now hold, or a new one)
@@ -139,6 +148,12 @@ class Tape:
                 named.append((self._leaf(n), ref))
         self._add(("eval", tmpl, tuple(map(self._leaf, leaves)), tuple(named),
                    tuple(k.name for k in tmpl.plan.kernels)))
+
+    def _under(self, modes: dict) -> None:
+        """The next step runs under NumPy's error ``modes``: a step that sets them where they change."""
+        if modes is not self._errmodes and modes != self._errmodes:
+            self._add(("errstate", modes))
+        self._errmodes = modes
 
     def _add(self, step: tuple) -> None:
         if len(self.steps) >= MAX_STEPS:
@@ -189,12 +204,15 @@ class Tape:
         if isinstance(owner, (np.random.RandomState, np.random.Generator)) or \
                 str(getattr(func, "__module__", None) or "").startswith("numpy.random"):
             self.random = True
+        if getattr(func, "__name__", None) in PRINT_OPTIONS:
+            self.printing = True
         if recipe is not None:
             recipe = self._leaf_recipe(recipe)
         if mut is not None:
             mut = (self._leaf(mut[0]), *mut[1:])
         if recipe is not None and _literal(recipe):  # (arguments that are all values: made once, not at every replay's call)
             recipe = ("made", *_made(recipe, {}, None))
+        self._under(fperrors.modes())
         self._add(("call", func, recipe, mut, result, static, self.s.line()))
 
     def on_format(self, code: Any, where: tuple[int, int, int], text: str, spec: str) -> None:
@@ -263,6 +281,7 @@ class Tape:
     def finish(self, ns: Any) -> "Entry | None":
         """The entry to cache, or None (``reasons`` says why) — after finalize succeeded."""
         if not self.reasons:
+            self._under(fperrors.modes())  # (the state the cell leaves: np.seterr)
             self.rec.finish()
             try:  # did the cell change what it read (a dict item, a list it appended to)?
                 changed = guards.check(self.rec.guards, ns.reads)
@@ -285,7 +304,10 @@ class Tape:
                        "bound_writes": list(r.bound_writes), "meanwhile": r._meanwhile,
                        "launches": r.kernels,
                        "kernel_bytes": sum(k["bytes_read"] + k["bytes_written"] for k in r.kernel_list)})
-        entry.modules, entry.random = tuple(self.modules.items()), self.random
+        entry.modules, entry.random, entry.printing = tuple(self.modules.items()), self.random, self.printing
+        states = [step[1] for step in self.steps if step[0] == "errstate"]
+        if states:  # (the steps set absolute modes: the replay must begin where the traced run began)
+            entry.errmodes, entry.raises = self.errmodes, any(map(fperrors.raising, states))
         entry.generators = tuple((g._handle, g._handle.path) for g in self.s.generators.values()
                                  if g._handle.path is not None)
         return entry
@@ -301,6 +323,9 @@ def _resolve_or_none(user: Any, path: tuple) -> Any:
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, range, slice)
 _MAPPINGS = (collections.Counter, collections.defaultdict, collections.OrderedDict)  # dicts a replay rebuilds too
 _CLASS_SKIP = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__"})
+# the methods ``@dataclass`` may write (``__hash__``: or set to None)
+_DATACLASS_METHODS = frozenset({"__init__", "__repr__", "__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+                                "__setattr__", "__delattr__", "__getstate__", "__setstate__"})
 
 
 class _Recipes:
@@ -314,6 +339,7 @@ class _Recipes:
     def __init__(self, rec: Recorder, buffers: dict, ns: Any = None, classes: "set[int] | None" = None) -> None:
         self.rec, self.buffers, self.ns, self.classes = rec, buffers, ns, classes or set()
         self.memo: dict[int, int] = {}
+        self.alive: list[Any] = []
         self.building: set[int] = set()
         self.modules: dict[str, Any] = {}
         self.count = 0
@@ -414,9 +440,45 @@ class _Recipes:
         if type(cls) is not type or "__slots__" in vars(cls):
             raise Unguardable(f"{where} is the class {cls.__qualname__}: only plain classes (no metaclass, "
                               "no __slots__) are rebuilt by a replay")
-        items = [(k, self.of(v, f"{where}.{k}")) for k, v in vars(cls).items() if k not in _CLASS_SKIP]
+        fields = vars(cls).get("__dataclass_fields__")
+        skip = _CLASS_SKIP if fields is None else _CLASS_SKIP | self._generated(cls)
+        items = [(k, self.of(v, f"{where}.{k}")) for k, v in vars(cls).items() if k not in skip]
         return ("class", self._id(cls), cls.__name__, cls.__qualname__, cls.__module__,
-                [self.of(b, where) for b in cls.__bases__], items)
+                [self.of(b, where) for b in cls.__bases__], items,
+                None if fields is None else self._dataclass(cls, fields, where))
+
+    def _generated(self, cls: type) -> set[str]:
+        """What ``@dataclass`` added to the class (its fields, its parameters, the methods it wrote from
+        them, whose code is not the cell's): a replay applies ``dataclass`` again to the rest."""
+        made = {"__dataclass_fields__", "__dataclass_params__", "__annotations__"}
+        for k, v in vars(cls).items():
+            if k in _DATACLASS_METHODS and (v is None or isinstance(v, types.FunctionType)
+                                            and v.__globals__ is not self.ns):
+                made.add(k)
+        return made
+
+    def _dataclass(self, cls: type, fields: dict, where: str) -> tuple:
+        """(``dataclass``'s parameters, its annotations, each field's ``dataclasses.field`` arguments)."""
+        import dataclasses
+
+        p = cls.__dataclass_params__
+        params = {k: getattr(p, k) for k in ("init", "repr", "eq", "order", "unsafe_hash", "frozen")}
+        out = []
+        annotations = vars(cls).get("__annotations__", {})  # (types, typing's forms, strings: the same objects)
+        for f in fields.values():
+            if f.name not in annotations:  # (a base class's field: ``dataclass`` finds it there again)
+                continue
+            if f._field_type is not dataclasses._FIELD:  # type: ignore[attr-defined]
+                raise Unguardable(f"{where} is the dataclass {cls.__qualname__}, whose field {f.name} is a "
+                                  "ClassVar or InitVar: a replay rebuilds dataclasses of plain fields only")
+            args = {k: getattr(f, k) for k in ("init", "repr", "hash", "compare", "kw_only")}
+            for k in ("default", "default_factory"):
+                if getattr(f, k) is not dataclasses.MISSING:
+                    args[k] = getattr(f, k)
+            if f.metadata:
+                args["metadata"] = dict(f.metadata)
+            out.append((f.name, self.of(args, f"{where}.{f.name}")))
+        return params, [(k, v) for k, v in annotations.items()], out
 
     def _instance(self, x: Any, where: str) -> tuple:
         """A plain object of a class the cell defined (or a SimpleNamespace): its attributes."""
@@ -432,6 +494,7 @@ class _Recipes:
         key = id(x)
         if key not in self.memo:
             self.memo[key] = len(self.memo)
+            self.alive.append(x)  # (a dict made here, a function's attributes: its id is not reused meanwhile)
         return self.memo[key]
 
 
@@ -461,10 +524,13 @@ class Entry:
         self.hits = 0
         self.modules: tuple = ()  # (name, module) the cell binds: still what sys.modules holds?
         self.random = False  # a step draws from NumPy's global generator
+        self.printing = False  # a step sets NumPy's print options
         self.generators: tuple = ()  # (handle, path): generators the cell reads by name (lazyrandom)
         self.program: Any = None  # the tape as a compiled program (program.py): None until tried, False: none
         self.program_error: str | None = None
         self.program_jobs: list = []  # its compiles in the background (backends/compiler.py), if any
+        self.errmodes: dict | None = None  # np.geterr() the cell began under, where a step sets the modes
+        self.raises = False  # a step sets modes that raise: compiled code raises no FloatingPointError
         self._holds: Any = None  # the generated guard function, made at the first lookup
 
 
@@ -478,6 +544,10 @@ def misses(entry: Entry, user: dict) -> list[str]:
     for name, module in entry.modules:
         if sys.modules.get(name) is not module:
             return [f"module {name}: no longer the module imported when the plan was recorded"]
+    if entry.errmodes is not None and fperrors.modes() != entry.errmodes:
+        now = fperrors.modes()
+        changed = ", ".join(f"{k}={entry.errmodes[k]!r} -> {now[k]!r}" for k in now if now[k] != entry.errmodes[k])
+        return [f"NumPy's error state (np.seterr/np.errstate) is not the one the cell began in last time: {changed}"]
     return []
 
 
@@ -496,6 +566,7 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any, compiled: bool =
         values[node] = root_of(resolve(user, path))
     host = _copier(entry, values, backend, report)
     state = np.random.get_state() if entry.random else None
+    options = np.get_printoptions() if entry.printing else None
     drawn = []  # the generators the cell reads, and their states: a replay that fails restores them
     for handle, path in entry.generators:
         values[handle] = g = resolve(user, path)
@@ -503,8 +574,12 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any, compiled: bool =
     try:
         printed = _run_tape(entry, values, backend, report, host, compiled)
     except BaseException as e:
+        if entry.errmodes is not None:  # (and in the error state it began in)
+            np.seterr(**entry.errmodes)
         if state is not None:  # the cell is traced instead: it draws the same numbers again
             np.random.set_state(state)
+        if options is not None:
+            np.set_printoptions(**options)
         for g, st in drawn:
             _set_state(g, st)
         if getattr(e, "last_bit", False) and entry.report.get("meanwhile"):
@@ -559,7 +634,7 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any, 
         report.program_note = "replayed kernel by kernel (--no-compile-plan)"
     elif host is not None or getattr(backend, "call_spec", None) is None:
         report.program_note = f"replayed kernel by kernel (the {backend.name} backend compiles no programs)"
-    elif errors_raise():
+    elif errors_raise() or entry.raises:
         report.program_note = "replayed kernel by kernel (under np.errstate(...='raise'): compiled code raises no FloatingPointError)"
     else:
         prog = _program(entry, backend, report)
@@ -595,6 +670,8 @@ def _step(step: tuple, values: dict, backend: Any, report: Any, host: Any, print
                 values[ref] = values[n]
     elif kind == "call":
         _call(step, values, report)
+    elif kind == "errstate":
+        np.seterr(**step[1])
     elif kind == "sync":
         _, node, scalar, convert, expected, cause, line, name = step
         v = resolve_value(node, values)
@@ -660,7 +737,7 @@ def _program(entry: Entry, backend: Any, report: Any) -> Any:
 def compiling(entry: Entry, backend: Any, report: Any) -> bool:
     """Is the entry's program compiling in the background (its build started here, if not yet)? A replay
     now would run kernel by kernel; False where no program will come (none pays, or compiles run at once)."""
-    if not compiler.background() or getattr(backend, "compile_block", None) is None or errors_raise():
+    if not compiler.background() or getattr(backend, "compile_block", None) is None or errors_raise() or entry.raises:
         return False
     _program(entry, backend, report)
     return bool(entry.program_jobs) and not entry.program_jobs[0].done.is_set()
@@ -887,10 +964,17 @@ class _Rebuild:
             made[key] = cls = collections.namedtuple(name, fields, defaults=[self.of(d) for d in defaults], module=module)
             return cls
         if kind == "class":
-            _, _, name, qualname, module, bases, items = r
+            _, _, name, qualname, module, bases, items, dc = r
             ns = {k: self.of(v) for k, v in items}
             ns.update(__module__=module, __qualname__=qualname)
+            if dc is not None:  # (its fields as ``dataclasses.field``s: ``dataclass`` makes the rest again)
+                import dataclasses
+
+                ns["__annotations__"] = dict(dc[1])
+                ns.update((f, dataclasses.field(**self.of(args))) for f, args in dc[2])
             made[key] = cls = type(name, tuple(self.of(b) for b in bases), ns)
+            if dc is not None:
+                dataclasses.dataclass(cls, **dc[0])
             return cls
         _, _, cls, attrs = r  # "inst"
         t = self.of(cls)

@@ -16,7 +16,7 @@ try:  # NumPy >= 2.0 keeps the error state in a context variable (private: witho
     from numpy._core._ufunc_config import _extobj_contextvar as _EXTOBJ
 except ImportError:  # pragma: no cover
     _EXTOBJ = None
-_errors: list = [object(), False]
+_errors: list = [object(), {}, False]  # NumPy's error-state object, its modes, do they raise?
 _internal = [0]  # depth of the tracer's own quiet() blocks: not a state the cell's ops are made under
 
 
@@ -42,17 +42,29 @@ def quiet() -> Any:
         _internal[0] -= 1
 
 
-def errors_raise() -> bool:
-    """Does np.errstate/np.seterr ask for floating-point errors to raise (or call a function)?
-
-    Asked once per traced op and per replayed plan, so the answer is kept for NumPy's current
-    error-state object (a new object each time errstate/seterr changes it; the one kept stays
-    alive, so its id is not reused)."""
+def _current() -> list:
+    """[state object, ``np.geterr()``, do they raise?] for NumPy's current error state, kept per
+    error-state object (a new object each time errstate/seterr changes it; the one kept stays alive,
+    so its id is not reused): asked once per traced op and per replayed plan."""
     state = _EXTOBJ.get() if _EXTOBJ is not None else None
     if state is None or state is not _errors[0]:
-        modes = np.geterr().values()
-        _errors[:] = [state, "raise" in modes or "call" in modes]
-    return _errors[1]
+        modes = np.geterr()
+        _errors[:] = [state, modes, raising(modes)]
+    return _errors
+
+
+def errors_raise() -> bool:
+    """Does np.errstate/np.seterr ask for floating-point errors to raise (or call a function)?"""
+    return _current()[2]
+
+
+def modes() -> dict:
+    """``np.geterr()`` now (the same dict while the state is the same object: do not change it)."""
+    return _current()[1]
+
+
+def raising(modes: dict) -> bool:
+    return "raise" in modes.values() or "call" in modes.values()
 
 
 def pending_errstate(errors: bool) -> Any:

@@ -44,7 +44,9 @@ MAX_DATA_BYTES = 1 << 22  # contents guarded per array inside a container (4 MiB
 IMPURE_BUILTINS = frozenset({"exec", "eval", "compile", "open", "input", "__import__", "globals", "locals", "vars",
                              "breakpoint", "exit", "quit", "help", "id", "setattr", "delattr", "memoryview"})
 # NumPy calls that change global state the replay does not restore
-STATEFUL_NUMPY = frozenset({"seterr", "errstate", "set_printoptions", "printoptions", "seterrcall", "setbufsize"})
+# (np.errstate/np.seterr: a step of the replay sets the modes each plan ran under; np.set_printoptions and
+# np.printoptions' start and end: calls a replay makes again)
+STATEFUL_NUMPY = frozenset({"seterrcall", "setbufsize"})
 # (no global state a replay would have to advance: not ``random``; heapq's and bisect's functions work on the
 # lists they are given, which a replay rebuilds as the traced run left them)
 PURE_MODULES = frozenset({"math", "cmath", "operator", "builtins", "functools", "itertools", "typing", "numbers",

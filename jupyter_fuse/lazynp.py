@@ -8,11 +8,12 @@ values through :func:`eager_call`, which records the fallback and its reason.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import time
 import warnings
 import types
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -289,21 +290,19 @@ _MUTATING_METHODS = frozenset({"sort", "fill", "partition", "put", "itemset", "r
 
 def eager_method(lz: LazyArray, name: str) -> Any:
     """``x.name`` for ndarray attributes the tracer does not model."""
-    if lz.scalar:  # a NumPy scalar: its own attribute of its value (`.real` is a float64, `.is_integer()`)
-        if lz._s.tape is not None:
-            lz._s.tape.unreplayable(f"x.{name} read a scalar's value outside the trace")
-        return getattr(np.asarray(lz._value(f".{name}"))[()], name)
-    attr = getattr(np.ndarray, name)
+    # (a NumPy scalar: its own attribute of its value: `.real` is a float64, `.is_integer()` a bool)
+    attr = getattr(lz.dtype.type if lz.scalar else np.ndarray, name)
     if not callable(attr):  # a property: .real, .imag (a replay reads them again), .flags, .base, ...
         return eager_call(operator.attrgetter(name), (lz,), {}, f".{name}",
                           f".{name} is not traced: it is read from the computed array")
-    mutating = name in _MUTATING_METHODS
+    mutating = name in _MUTATING_METHODS and not lz.scalar
     reason = (f".{name}() mutates the array: ran eagerly" if mutating
               else f".{name}() is not supported lazily")
 
     def method(*args: Any, **kwargs: Any) -> Any:
         return eager_call(lambda arr, *a, **k: getattr(arr, name)(*a, **k), (lz,) + args, kwargs,
-                          f".{name}()", reason, mutates=0 if mutating else None, twin=f".{name}")
+                          f".{name}()", reason, mutates=0 if mutating else None,
+                          twin=None if lz.scalar else f".{name}")
 
     return method
 
@@ -903,7 +902,7 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
         s = active()
         label = _qualname(real, name)  # np.linalg.solve, not np.solve
         if not lazies and not always:
-            if s is None or s.tape is None or name in _PURE and reason != _RANDOM_REASON:
+            if s is None or s.tape is None or name in _PURE and reason != _RANDOM_REASON or name in _ERROR_STATE:
                 return _wrap_result(real(*args, **kwargs))
             # a replay makes the call again (np.random.seed resets what later draws give)
             return eager_call(real, args, kwargs, label, "", quiet=True)
@@ -920,6 +919,8 @@ def _eager(name: str, real: Callable, reason: str | None = None, always: bool = 
 # NumPy functions without lazy arguments that a replay may skip: pure functions of guarded values
 _PURE = frozenset({"isscalar", "result_type", "promote_types", "can_cast", "min_scalar_type", "iscomplexobj",
                    "isrealobj", "isfortran", "broadcast_shapes", "iinfo", "finfo", "dtype", "issubdtype"})
+# the error state's calls: a replay sets the modes each step ran under (``cache.Tape._under``), not the calls
+_ERROR_STATE = frozenset({"seterr", "geterr"})
 _MUTATING_FUNCS = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "shuffle", "put_along_axis"})
 _RANDOM_REASON = ("random draws run eagerly, so NumPy's global random state advances exactly as without "
                   "%%fuse")
@@ -995,8 +996,36 @@ class _Concatenator:
         return getattr(self._fuse_real, name)
 
 
+_PRINTOPTIONS: list[dict] = []  # the options each np.printoptions block found, for its end
+
+
+def _enter_printoptions(*args: Any, **kwargs: Any) -> None:
+    _PRINTOPTIONS.append(np.get_printoptions())
+    np.set_printoptions(*args, **kwargs)
+
+
+def _exit_printoptions() -> None:
+    np.set_printoptions(**_PRINTOPTIONS.pop())
+
+
+_enter_printoptions.__module__ = _exit_printoptions.__module__ = "numpy"  # (named np.printoptions in reports)
+_ENTER, _EXIT = _eager("printoptions", _enter_printoptions), _eager("printoptions", _exit_printoptions)
+
+
+@contextlib.contextmanager
+def _printoptions(*args: Any, **kwargs: Any) -> Iterator[dict]:
+    """``np.printoptions`` in a cell: its start and its end are calls a replay makes again (the printed
+    text of a replay is formatted under the options of its line), with the options found then."""
+    _ENTER(*args, **kwargs)
+    try:
+        yield np.get_printoptions()
+    finally:
+        _EXIT()
+
+
 LAZY_NUMPY = LazyModule(np, FUNCS)
 LAZY_NUMPY._cache.update({name: _Concatenator(name, getattr(np, name)) for name in ("r_", "c_")})
+LAZY_NUMPY._cache["printoptions"] = _printoptions
 
 
 from .lazyfuncs import FUNCS as _MORE  # noqa: E402 - (it builds on this module: np.pad, np.cumsum, np.tile, ...)

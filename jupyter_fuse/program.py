@@ -480,7 +480,8 @@ def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, 
             b.eval_step(step)
         elif kind in ("sync", "print"):
             b.deferred(step)
-        elif not (calls and b.call_step(step)):  # a call outside the trace: Python, between blocks
+        elif kind != "call" or not (calls and b.call_step(step)):  # (a call outside the trace, NumPy's error
+            # state set where it changes): Python, between blocks
             b.close()
             b.actions.append(step)
     actions = b.finish()

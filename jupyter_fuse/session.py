@@ -411,6 +411,7 @@ class Session:
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
             with self._made_under(), pending_errstate(errors):
+                made = fperrors.modes()  # (what a replay runs this plan under)
                 tmpl.run(self.backend, leaves, outs, values, self.report)
             self.report.times["run"] += time.perf_counter() - t1 - self._compile_delta()
             if live is not None and all(n in values for n in live):
@@ -425,7 +426,7 @@ class Session:
             result = [values[n] for n in nodes]
             refs = self._rebase(set(outs))
             if self.tape is not None:
-                self.tape.on_eval(tmpl, leaves, [(n, refs.get(n)) for n in outs])
+                self.tape.on_eval(tmpl, leaves, [(n, refs.get(n)) for n in outs], made)
             self._forget(frame, refs)
             if len(values) > self._gc_at:
                 self._collect()

@@ -163,6 +163,9 @@ REPLAYABLE = [
     "y = x * 2\nx.sort()\nz = x + y",
     "m = x > 1\ny = x[m] * 2",
     "y = np.fft.fft(x).real * 2",
+    # a NumPy scalar's own attributes and methods: calls outside the trace too
+    "w = np.fft.fft(x)\ni = np.argmax(np.abs(w))\nlam = w[i].real\ny = x / lam + w[i].imag\nc = w[1].conjugate()",
+    "s = x.sum()\nk = s.is_integer()\ny = x * s.real + s.imag",
     # functions imported by name: functools' builtins, NumPy's Python-level functions
     "from functools import reduce\ny = reduce(np.add, [x, x * 2, x])",
     "from numpy.lib.stride_tricks import sliding_window_view\ny = sliding_window_view(x, 2).sum(axis=1)",
@@ -342,6 +345,70 @@ def test_slotted_data_object_replays():
     ns["o"].a = 3.0
     r = run("y = x * o.a", ns)
     assert r.cache == "miss" and r.miss_reasons[0].startswith("o.a: value 2.0 -> 3.0")
+
+
+DATACLASS_CELL = """\
+from dataclasses import dataclass, field
+
+@dataclass
+class Chain:
+    '''masses on springs'''
+    m: np.ndarray
+    k: float = 2.0
+    log: list = field(default_factory=list, repr=False)
+    tag: str = field(default="c", compare=False, kw_only=True)
+
+    def __post_init__(self):
+        self.log.append(len(self.m))
+
+    def energy(self):
+        return (self.k * self.m ** 2).sum()
+
+@dataclass(frozen=True, order=True)
+class Point:
+    x: float
+    y: float = 0.0
+
+@dataclass
+class Heavy(Chain):
+    g: float = 9.81
+
+    def __repr__(self):
+        return f"Heavy({self.g})"
+
+c = Chain(x * 2)
+h = Heavy(x.copy(), 3.0, g=1.5, tag="h")
+e = c.energy() + h.energy()
+p = Point(1.5, len(x))
+"""
+
+
+def test_a_dataclass_the_cell_defines_is_made_again_by_the_replay():
+    """``@dataclass`` wrote methods from the fields (their code is not the cell's): a replay makes the class
+    again from its own body and applies ``dataclass`` with the same parameters and fields, so the classes
+    it leaves behave as the traced run's did: init, repr, eq, order, frozen, hash, defaults, kw_only,
+    a subclass and its own ``__repr__``."""
+    import dataclasses
+
+    twin = Twin(lambda: {"__name__": "__main__", "np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])})
+    assert [twin.run(DATACLASS_CELL).cache for _ in range(2)] == ["miss", "hit"], twin.reports[-1].miss_reasons
+    twin.change(lambda ns: ns["x"].__setitem__(slice(None), [0.25, 4.0, 1.5, 0.5]))
+    assert twin.run(DATACLASS_CELL).cache == "hit"
+
+    def behaviour(ns: dict) -> list:
+        Chain, Point, Heavy = ns["Chain"], ns["Point"], ns["Heavy"]
+        c = Chain(np.ones(2), tag="t")
+        out = [repr(ns["c"].k), repr(Point(1.0)), Point(1.0, 2.0) < Point(1.0, 3.0), hash(Point(1.0)) == hash(Point(1.0)),
+               Point(2.0) == Point(2.0), repr(ns["h"]), c.log, c.tag, Chain.__doc__, repr(ns["p"]),
+               [(f.name, f.default, f.repr, f.compare, f.kw_only) for f in dataclasses.fields(Heavy)],
+               dataclasses.asdict(ns["p"]), Heavy.__mro__[1] is Chain, Chain.__eq__(c, c)]
+        try:
+            ns["p"].x = 5.0
+        except dataclasses.FrozenInstanceError as e:
+            out.append(str(e))
+        return out
+
+    assert behaviour(twin.plain) == behaviour(twin.fused)
 
 
 def test_no_cache_neither_uses_nor_fills():
