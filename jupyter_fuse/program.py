@@ -163,6 +163,12 @@ class Program:
         return sum(len(a[4]) for a in self.actions if a[0] == "eval")
 
     @functools.cached_property
+    def steps(self) -> int:
+        """What a run calls one at a time: each block, each Python step, each kernel launched outside the
+        blocks (a replay's host cost is about ``runner.LAUNCH_COST`` for each)."""
+        return sum(len(a[4]) if a[0] == "eval" else 1 for a in self.actions)
+
+    @functools.cached_property
     def text(self) -> str:
         """``describe()``, made once (a replay reports it every time)."""
         return self.describe()

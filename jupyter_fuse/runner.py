@@ -54,8 +54,9 @@ FIRST_REPLAY_MARGIN = 2.5
 # launches would cost more than the kernels' own work (the bytes they move, at KERNEL_BYTES_PER_S: the
 # first run's kernels ran as NumPy while they compiled, so their times tell NumPy's overheads, not the
 # work), such a run is plain NumPy instead (timed: it counts when the replay is judged), until the
-# program is ready; where it comes loose (most launches still one by one) or not at all, those launches
-# are judged against that NumPy time without a replay to time first.
+# program is ready; where it comes loose (its blocks, Python steps and the kernels outside its blocks still
+# called one at a time, at about LAUNCH_COST each: a data-dependent loop's calls and syncs each step) or not
+# at all, those calls are judged against that NumPy time without a replay to time first.
 LAUNCH_COST = 10e-6
 KERNEL_BYTES_PER_S = 5e9
 # A cell that cannot be replayed is traced every run; its first traced run is judged already (the next run
@@ -212,11 +213,18 @@ def _plain_over_replay(key: tuple, entry: Any, engine: Any, report: Report) -> s
     if compiling(entry, engine, report):
         return f"ran as plain NumPy while numba compiles its replay as one program: replayed kernel by kernel, {cost}"
     # (its program built, or refused: None is not yet asked, where compiles run at once)
-    loose = 0 if entry.program is None else launches if not entry.program else entry.program.loose_launches
-    if 2 * loose < launches:  # (its compiled program runs most launches itself)
+    if entry.program is None:
         return None
-    how = (f"its compiled program still launches {fmt.count(loose)} of them one by one" if entry.program
-           else "it replays kernel by kernel") + f": {cost}"
+    if entry.program:  # what it still calls one at a time: its blocks, Python steps, kernels outside them
+        prog = entry.program
+        launching = LAUNCH_COST * prog.steps
+        if 2 * prog.steps < launches or launching <= max(PLAIN_MIN, info.get("kernel_bytes", 0) / KERNEL_BYTES_PER_S):
+            return None  # (it runs most launches itself, or what it still calls costs little)
+        how = (f"its compiled program still makes {fmt.count(prog.steps)} calls one at a time (blocks, Python steps, "
+               f"{fmt.plural(prog.loose_launches, 'kernel launch', 'kernel launches')} outside them): they would "
+               f"take about {fmt.seconds(launching)}")
+    else:
+        how = f"it replays kernel by kernel: {cost}"
     st = PLAN_CACHE.stats[key]
     if "numpy_seen" not in st:  # (NumPy's time first: the replay is judged against it, not run to be timed)
         return f"ran as plain NumPy: {how}"

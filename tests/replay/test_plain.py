@@ -330,3 +330,40 @@ def test_a_replay_that_will_run_kernel_by_kernel_is_judged_by_its_launches_again
     twin.run(DITHER)
     jupyter_fuse.wait_for_compiles()
     assert twin.run(DITHER).cache == "hit"
+
+
+# a data-dependent loop: a call outside the trace each step (np.flatnonzero's size depends on the values)
+SELECTS = """\
+v = img.ravel().copy()
+picked = 0
+for i in range(40):
+    idx = np.flatnonzero(v > 0.5)
+    picked += idx.size
+    v = v * 0.97 + 0.02 * (idx.size % 3)
+"""
+
+
+def test_a_program_that_still_makes_most_calls_one_at_a_time_is_judged_by_them_against_numpys_time(monkeypatch):
+    """Its compiled program runs each step's kernels, but the calls outside the trace (and the blocks between
+    them) are still made one at a time, each costing about ``runner.LAUNCH_COST``: the second run is plain
+    NumPy, timed, those calls are judged against it, and NumPy wins, without a slow replay timed first."""
+    import jupyter_fuse
+
+    monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "on")
+    monkeypatch.setenv("JUPYTER_FUSE_COMPILE", "background")
+    monkeypatch.setattr(runner, "LAUNCH_COST", 1.0)  # (a call "costs" a second: NumPy wins)
+    twin = Twin(lambda: {"np": np, "img": np.random.default_rng(6).random((4, 5))}, backend="cpu")
+    twin.run(SELECTS)
+    jupyter_fuse.wait_for_compiles()
+    states = [twin.run(SELECTS).cache for _ in range(2)]
+    assert states == ["numpy", "numpy"], (states, twin.reports[1].miss_reasons)
+    timed, plain = twin.reports[1].miss_reasons[0], twin.reports[2].miss_reasons[0]
+    assert timed.startswith("ran as plain NumPy: its compiled program still makes") and "calls one at a time" in timed, timed
+    assert "fusion does not pay" in plain and "calls one at a time" in plain, plain
+    monkeypatch.setattr(runner, "LAUNCH_COST", 1e-12)  # (calls "cost nothing": replayed)
+    runner.PLAN_CACHE.clear()
+    twin = Twin(lambda: {"np": np, "img": np.random.default_rng(6).random((4, 5))}, backend="cpu")
+    twin.run(SELECTS)
+    jupyter_fuse.wait_for_compiles()
+    assert twin.run(SELECTS).cache == "hit"
+    assert twin.reports[1].program, twin.reports[1].program_note
