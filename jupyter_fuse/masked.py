@@ -15,10 +15,13 @@ changed in between, makes the masked read as NumPy would have made it, from copi
 
 from __future__ import annotations
 
+import ast
 import dis
+import linecache
 import operator
 import sys
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -162,3 +165,206 @@ def store(x: LazyArray, index: Any, value: MaskedItem) -> Any:
             x, index, value.full):
         return None
     return value.full[value.old_mask] if value.done else value.read()
+
+
+# -- `x[m] = f(a[m], b[m], ...)`: a statement of masked reads, written through the same mask ---------------
+#
+# ``Z[m] = Z[m] ** 2 + C[m]`` (the classic Mandelbrot step), ``phi[m] = 0.25 * (s[m] + h * rho[m])``: each
+# read selects the same elements, the value is elementwise in them, and it is stored back through the mask.
+# Elementwise ops give each element the same value whether computed on the selection or on the whole array,
+# so the statement is ``Z = np.where(m, Z ** 2 + C, Z)``: traced, fused, replayed in a compiled loop, where
+# NumPy's reads were data-dependent eager calls. Its reads are known from the statement's source (its AST):
+# only names read through the mask, numbers, operators and NumPy ufuncs; at its first read every array it
+# reads is checked to be the mask's shape, so all of its reads are whole arrays or none is. Not under a
+# raising error state (the elements left out could raise), nor for a cast NumPy's store would make unsafely.
+# (The elements left out are computed too: a kernel NumPy runs meanwhile may warn of them, as compiled
+# kernels warn of none.)
+
+_BINARY_SUBSCR, _STORE_SUBSCR = dis.opmap["BINARY_SUBSCR"], dis.opmap["STORE_SUBSCR"]
+_COMPARES = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+@dataclass(frozen=True, eq=False)
+class _Statement:
+    """``target[mask] = value``, as its source says: the names a run checks before reading through the mask."""
+    target: str
+    mask: str
+    reads: tuple[str, ...]  # arrays read through the mask
+    numbers: tuple[str, ...]  # names read as they are: numbers
+    ufuncs: tuple[tuple[str, str], ...]  # (module name, ufunc name) called
+    store: tuple  # the target subscript's position (STORE_SUBSCR's)
+
+
+_PARSED: dict[tuple, dict] = {}  # (file name, its text's length) -> {position of a subscript: its statement}
+
+
+def _statements(filename: str) -> dict:
+    lines = linecache.getlines(filename)
+    key = (filename, sum(map(len, lines)))
+    got = _PARSED.get(key)
+    if got is None:
+        if len(_PARSED) > 256:
+            _PARSED.clear()
+        got = _PARSED[key] = {}
+        try:
+            tree = ast.parse("".join(lines))
+        except (SyntaxError, ValueError):
+            return got
+        for node in ast.walk(tree):
+            stmt = _statement(node) if isinstance(node, ast.Assign) else None
+            if stmt is not None:
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Subscript):
+                        got[(sub.lineno, sub.end_lineno, sub.col_offset, sub.end_col_offset)] = stmt
+    return got
+
+
+def _statement(node: ast.Assign) -> _Statement | None:
+    """The statement, if it is ``name[mask] = value`` with a value of the shape the module comment says."""
+    if len(node.targets) != 1:
+        return None
+    t = node.targets[0]
+    if not (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and isinstance(t.slice, ast.Name)):
+        return None
+    mask = t.slice.id
+    reads: list[str] = []
+    numbers: list[str] = []
+    ufuncs: list[tuple[str, str]] = []
+
+    def ok(e: ast.AST) -> bool:
+        if isinstance(e, ast.Subscript):
+            if isinstance(e.value, ast.Name) and isinstance(e.slice, ast.Name) and e.slice.id == mask:
+                reads.append(e.value.id)
+                return True
+            return False
+        if isinstance(e, ast.Name):
+            numbers.append(e.id)
+            return e.id != mask
+        if isinstance(e, ast.Constant):
+            return type(e.value) in (int, float, complex, bool)
+        if isinstance(e, ast.BinOp):
+            return not isinstance(e.op, ast.MatMult) and ok(e.left) and ok(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return isinstance(e.op, (ast.USub, ast.UAdd, ast.Invert)) and ok(e.operand)
+        if isinstance(e, ast.Compare):
+            return len(e.ops) == 1 and isinstance(e.ops[0], _COMPARES) and ok(e.left) and ok(e.comparators[0])
+        if isinstance(e, ast.Call):
+            f = e.func
+            if e.keywords or not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)) \
+                    or any(isinstance(a, ast.Starred) for a in e.args):
+                return False
+            ufuncs.append((f.value.id, f.attr))
+            return all(ok(a) for a in e.args)
+        return False
+
+    if not ok(node.value) or not reads:
+        return None
+    return _Statement(t.value.id, mask, tuple(reads), tuple(numbers), tuple(ufuncs),
+                      (t.lineno, t.end_lineno, t.col_offset, t.end_col_offset))
+
+
+def _site(code: Any, at: int, op: int) -> _Statement | None:
+    """The statement whose subscript the instruction ``op`` at ``at`` executes, or None."""
+    start = instruction_at(code.co_code, at, op)
+    if start < 0:
+        return None
+    positions = list(code.co_positions())
+    pos = positions[start // 2] if start // 2 < len(positions) else None
+    stmt = _statements(code.co_filename).get(pos) if pos is not None else None
+    if stmt is None or (op == _STORE_SUBSCR) != (pos == stmt.store):
+        return None
+    return stmt
+
+
+def _read_site(code: Any, at: int) -> _Statement | None:
+    return _site(code, at, _BINARY_SUBSCR)
+
+
+def _store_site(code: Any, at: int) -> _Statement | None:
+    return _site(code, at, _STORE_SUBSCR)
+
+
+# (id of the frame, statement, mask, mask's node): the statement whose reads are whole arrays, until its store
+# (or the end of the cell, ``forget``: a statement that raised before its store)
+_ACTIVE: list = [None]
+
+
+def forget() -> None:
+    _ACTIVE[0] = None
+
+
+def _lookup(frame: Any, name: str) -> Any:
+    """``name`` as the statement will load it (the cell's namespace reads, and wraps, a name not read yet)."""
+    local = frame.f_locals
+    if name in local:
+        return local[name]
+    g = frame.f_globals
+    if g is not local and name in g or g is local:
+        try:
+            return g[name]
+        except KeyError:
+            pass
+    b = g.get("__builtins__")
+    return getattr(b, name) if hasattr(b, name) else b[name]
+
+
+def _numeric(v: Any) -> bool:
+    return _concrete_number(v) or type(v) is LazyArray and v.ndim == 0
+
+
+def whole_read(x: LazyArray, mask: Any) -> bool:
+    """Is ``x[mask]`` a read of a masked statement (see above), to be the whole of x?"""
+    if type(mask) is not LazyArray or not _whole_mask(x, mask) or errors_raise():
+        return False
+    frame = sys._getframe(2)  # (the caller of LazyArray.__getitem__)
+    stmt = at_site(frame, _read_site)
+    if stmt is None:
+        return False
+    node = mask._current()
+    got = _ACTIVE[0]
+    if got is not None and got[0] == id(frame) and got[1] is stmt and got[2] is mask and got[3] is node:
+        return True  # (a later read of a statement checked at its first)
+    _ACTIVE[0] = None
+    try:
+        if _lookup(frame, stmt.mask) is not mask or any(
+                not (type(a) is LazyArray and a.shape == mask.shape and not a.scalar) for a in
+                [_lookup(frame, n) for n in (stmt.target,) + stmt.reads]) \
+                or not all(_numeric(_lookup(frame, n)) for n in stmt.numbers):
+            return False
+        for mod, name in stmt.ufuncs:
+            module = _lookup(frame, mod)
+            f = getattr(module, name, None)
+            f = getattr(f, "_ufunc", f)  # (lazynp.LazyUfunc's)
+            if not (any(module is m for m in _numpy_modules()) and isinstance(f, np.ufunc) and f.nout == 1):
+                return False
+    except Exception:  # noqa: BLE001 - a name not bound yet, an odd object: NumPy's own read
+        return False
+    _ACTIVE[0] = (id(frame), stmt, mask, node)
+    return True
+
+
+def _numpy_modules() -> tuple:
+    from .lazynp import LAZY_NUMPY
+
+    return (LAZY_NUMPY, np)
+
+
+def whole_store(x: LazyArray, index: Any, value: Any) -> Any:
+    """``x[index] = value`` where value is a masked statement's (whole) value: written as ``np.where`` (then
+    None), or the value NumPy's reads would have given (the whole value, read through the mask) to store as
+    NumPy stores it. ``value`` itself where this is no masked statement's store."""
+    got = _ACTIVE[0]
+    if got is None:
+        return value
+    frame = sys._getframe(2)  # (the caller of LazyArray.__setitem__)
+    if got[0] != id(frame) or at_site(frame, _store_site) is not got[1]:
+        return value
+    _ACTIVE[0] = None
+    if index is not got[2] or index._current() is not got[3] or type(value) is not LazyArray \
+            or value.shape != index.shape:
+        return value if type(value) is not LazyArray or value.shape != index.shape else value[index]
+    if x.shape == index.shape and np.can_cast(value.dtype, x.dtype, "safe"):
+        whole = value if value.dtype == x.dtype else astype(value, x.dtype, count=False)
+        if _write_where(x, index, whole):
+            return None
+    return value[index]  # (NumPy's reads, then its store: a cast it makes, or its error)

@@ -9,7 +9,7 @@ import os
 import time
 from typing import Any
 
-from . import fmt, program
+from . import fmt, masked, program
 from .backends import compiler, get_backend
 from .cache import PLAN_CACHE, Abandon, Tape, compiling, guard_function, replay, warn_storm
 from .capture import CellContext, Namespace, finalize
@@ -126,6 +126,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
                     if last is not None:
                         result = eval(last, ns)
                 finally:
+                    masked.forget()  # (a masked statement that raised before its store)
                     (result,) = finalize(ns, [result])
             except BaseException as e:  # the user's exception, namespace already consistent
                 s.report.error = f"{type(e).__name__}: {e}"

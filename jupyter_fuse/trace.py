@@ -942,6 +942,8 @@ class LazyArray:
             deferred = masked.item(self, index)  # (`x[mask] += c` reads here first: masked.py)
             if deferred is not None:
                 return deferred
+            if masked.whole_read(self, index):  # (`x[m] = a[m] * 2 + b[m]`: the whole of a, masked.py)
+                return self
             return eager_call(operator.getitem, (self, index), {}, "advanced indexing",
                               "indexing with arrays or masks has a data-dependent result")
         if views.is_scalar_index(key, self.ndim):
@@ -969,6 +971,10 @@ class LazyArray:
                         return
                 elif masked.fill(self, index, value):  # `x[mask] = number`
                     return
+                else:  # the store of `x[m] = a[m] * 2 + b[m]` (its value is a whole array)
+                    value = masked.whole_store(self, index, value)
+                    if value is None:
+                        return
                 raise Unsupported("advanced index")
             if type(value) in (list, tuple) and self._writeable and _contains_lazy(value):
                 # NumPy assigns a sequence as ``np.asarray(seq, dtype=dest.dtype)`` (`history[t] = S, E, I, R`):
