@@ -3817,6 +3817,980 @@ PROGRAMS += [
     Program("kepler_roots", KEPLER_ROOTS, _kepler_roots, {"tiny": dict(n_e=4, n_m=9), "small": dict(n_e=40, n_m=101)}),
 ]
 
+# -- a fourth batch, by a helper agent (2026-12-06, twentieth session): idioms the programs above lack
+# (np.digitize, np.correlate, np.lexsort, stable sorts, take/put_along_axis, maximum.at/minimum.at, cholesky and
+# slogdet, tril/triu, ndindex/ndenumerate, itertools.product, apply_along_axis, np.unwrap, rng.shuffle,
+# multivariate_normal, functools.lru_cache with a `global` counter, `while True` ... `break`, Counter/defaultdict)
+# -- 1. Kaggle EDA of an insurance data set: age bands by np.digitize, per-band means and rates by
+# np.bincount with weights, a defaultdict(list) summary with %-formatted rows, a cross-tab from a
+# combined bincount index, a weighted np.histogram, np.quantile / np.median / np.percentile along axes
+AGE_BANDS = """\
+from collections import defaultdict
+
+age_edges = np.array([18, 25, 35, 45, 55, 65])
+labels = ["18-24", "25-34", "35-44", "45-54", "55-64", "65+"]
+band = np.digitize(age, age_edges) - 1
+counts = np.bincount(band, minlength=len(labels))
+mean_charge = np.bincount(band, weights=charges, minlength=len(labels)) / np.maximum(counts, 1)
+smoker_rate = np.bincount(band, weights=smoker.astype(float), minlength=len(labels)) / np.maximum(counts, 1)
+
+summary = defaultdict(list)
+for b, lab in enumerate(labels):
+    sel = charges[band == b]
+    if sel.size == 0:
+        continue
+    q1, med, q3 = np.percentile(sel, [25, 50, 75])
+    summary["band"].append(lab)
+    summary["median"].append(med)
+    summary["iqr"].append(q3 - q1)
+    print("%-6s n=%4d  mean=%9.2f  median=%9.2f  IQR=%8.2f  smokers=%4.1f%%"
+          % (lab, counts[b], mean_charge[b], med, q3 - q1, 100 * smoker_rate[b]))
+
+# BMI categories (underweight / normal / overweight / obese), right-closed intervals
+bmi_cat = np.digitize(bmi, [18.5, 25.0, 30.0], right=True)
+crosstab = np.bincount(band * 4 + bmi_cat, minlength=len(labels) * 4).reshape(len(labels), 4)
+print("age band x BMI category counts:")
+print(crosstab)
+
+# mean charge per BMI bin from a weighted histogram
+w_hist, bmi_edges = np.histogram(bmi, bins=12, range=(15, 51), weights=charges)
+n_hist, _ = np.histogram(bmi, bins=bmi_edges)
+with np.errstate(invalid="ignore", divide="ignore"):
+    mean_by_bmi = w_hist / n_hist
+print("mean charge by BMI bin:", np.round(mean_by_bmi[n_hist > 0], 1))
+
+# monthly claims: quantiles across customers per month, each customer's median month
+month_q = np.quantile(claims, [0.1, 0.5, 0.9], axis=0)
+cust_median = np.median(claims, axis=1)
+cap = np.percentile(claims, 95, axis=1, keepdims=True)
+capped = np.minimum(claims, cap)
+spread = (month_q[2] - month_q[0]) / month_q[1]
+print(f"busiest month {int(np.argmax(month_q[1])) + 1}, widest spread {spread.max():.3f}, "
+      f"capping removed {100 * (1 - capped.sum() / claims.sum()):.2f}% of claims")
+top_decile = cust_median >= np.quantile(cust_median, 0.9)
+print(f"top-decile customers: {top_decile.sum()} with median monthly claim >= {cust_median[top_decile].min():.2f}")
+"""
+
+
+def _age_bands(n: int) -> dict:
+    r = _rng(41)
+    age = r.integers(18, 80, n)
+    bmi = np.clip(r.normal(30.0, 6.0, n), 14.0, 55.0)
+    smoker = r.random(n) < 0.2
+    charges = 1500 + 240 * age + 350 * np.clip(bmi - 30, 0, None) + 21000 * smoker + r.gamma(2.0, 1500.0, n)
+    claims = r.gamma(1.5, 200.0, (n, 12)) * (1 + (age[:, None] - 18) / 60)
+    return {"np": np, "age": age, "bmi": bmi, "smoker": smoker, "charges": charges, "claims": claims}
+
+
+# -- 2. Gaussian-process regression as in Rasmussen & Williams, Algorithm 2.1: np.linalg.cholesky and
+# triangular solves, the log marginal likelihood over an itertools.product grid of hyperparameters,
+# np.linalg.slogdet as a check, posterior draws by rng.multivariate_normal
+GP_GRID = """\
+import itertools
+
+f_true = lambda x: np.sin(3 * x) + 0.3 * x
+
+def rbf(A, B, ell, sf):
+    d2 = np.sum(A ** 2, axis=1)[:, None] + np.sum(B ** 2, axis=1)[None, :] - 2 * A @ B.T
+    return sf ** 2 * np.exp(-0.5 * np.maximum(d2, 0.0) / ell ** 2)
+
+def fit(ell, sf, sn):
+    K = rbf(X, X, ell, sf) + sn ** 2 * np.eye(len(X))
+    L = np.linalg.cholesky(K)
+    alpha = np.linalg.solve(L.T, np.linalg.solve(L, y))
+    lml = -0.5 * y @ alpha - np.log(np.diag(L)).sum() - 0.5 * len(X) * np.log(2 * np.pi)
+    return L, alpha, lml
+
+grid = list(itertools.product(ells, sfs, sns))
+scores = np.empty(len(grid))
+best_lml, best = -np.inf, None
+for i, (ell, sf, sn) in enumerate(grid):
+    _, _, scores[i] = fit(ell, sf, sn)
+    if scores[i] > best_lml:
+        best_lml, best = scores[i], (ell, sf, sn)
+ell, sf, sn = best
+print(f"best of {len(grid)}: ell={ell:.3f} sf={sf:.2f} sn={sn:.3f}  log ML {best_lml:.3f}")
+table = scores.reshape(len(ells), len(sfs), len(sns))
+print("log ML, best over sf and sn, by length scale:", np.round(table.max(axis=(1, 2)), 2))
+
+L, alpha, _ = fit(ell, sf, sn)
+K = L @ L.T
+sign, logdet = np.linalg.slogdet(K)
+print(f"log det: cholesky {2 * np.log(np.diag(L)).sum():.8f}, slogdet {logdet:.8f} (sign {sign:+.0f})")
+
+Ks = rbf(Xs, X, ell, sf)
+mu = Ks @ alpha
+V = np.linalg.solve(L, Ks.T)
+cov = rbf(Xs, Xs, ell, sf) - V.T @ V
+std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+err = mu - f_true(Xs[:, 0])
+inside = np.abs(err) < 2 * std
+print(f"test RMSE {np.sqrt(np.mean(err ** 2)):.4f}, 2-sigma band covers {inside.mean():.0%}")
+
+rng = np.random.default_rng(0)
+draws = rng.multivariate_normal(mu, cov + sn ** 2 * np.eye(len(Xs)), size=n_draws, method="cholesky")
+print("noisy posterior draws at x=0:", np.round(draws[:, np.argmin(np.abs(Xs[:, 0]))], 3))
+"""
+
+
+def _gp_grid(n: int, n_test: int, n_ell: int) -> dict:
+    r = _rng(42)
+    x = np.sort(r.uniform(-3, 3, n))
+    y = np.sin(3 * x) + 0.3 * x + 0.1 * r.standard_normal(n)
+    return {"np": np, "X": x[:, None], "y": y, "Xs": np.linspace(-3.5, 3.5, n_test)[:, None],
+            "ells": np.geomspace(0.1, 2.0, n_ell), "sfs": np.array([0.5, 1.0, 2.0]), "sns": np.array([0.05, 0.1, 0.3]),
+            "n_draws": 3}
+
+
+# -- 3. A software-defined-radio notebook: the delay of a known pulse by np.correlate ("valid" and
+# "full"), smoothing by np.convolve ("valid", "same"), IQ demodulation by np.exp(-2j pi fc t), a complex
+# low-pass filter, np.angle / np.unwrap for the carrier offset, block phases from a list comprehension
+IQ_DELAY = """\
+t = np.arange(len(rx)) / fs
+# 1. where is the known pulse? cross-correlation
+xc = np.correlate(rx, pulse, mode="valid")
+lag = int(np.argmax(np.abs(xc)))
+print(f"pulse found at sample {lag} ({lag / fs * 1e3:.2f} ms), peak {xc[lag]:.2f}")
+full = np.correlate(rx[:4 * len(pulse)], pulse, mode="full")
+auto = np.correlate(pulse, pulse, mode="full")
+print(f"autocorrelation peak {auto.max():.3f} at lag {int(np.argmax(auto)) - (len(pulse) - 1)}, "
+      f"full-mode length {len(full)}")
+
+# 2. smoothing: moving average and a Hann-window envelope
+ma = np.convolve(rx, np.ones(9) / 9, mode="valid")
+win = np.hanning(33)
+win /= win.sum()
+envelope = np.convolve(np.abs(rx), win, mode="same")
+print(f"moving average {len(ma)} samples, envelope max {envelope.max():.3f} at {int(np.argmax(envelope))}")
+
+# 3. IQ demodulation: mix down, low-pass, instantaneous phase and frequency
+iq = rx * np.exp(-2j * np.pi * fc * t)
+taps = np.sinc(2 * 0.05 * (np.arange(41) - 20)) * np.hamming(41)
+taps /= taps.sum()
+bb = np.convolve(iq, taps, mode="same")
+wrapped = np.angle(bb)
+phase = np.unwrap(wrapped)
+inst_f = np.diff(phase) * fs / (2 * np.pi)
+strong = np.abs(bb[1:]) > 0.5 * np.abs(bb).max()
+print(f"carrier offset estimate {np.median(inst_f[strong]):+.2f} Hz (true {f_off:+.2f}), "
+      f"phase wraps removed {int(np.sum(np.abs(np.diff(wrapped)) > np.pi))}")
+blocks = [bb[i:i + block] for i in range(0, len(bb) - block + 1, block)]
+block_phase = np.unwrap(np.array([np.angle(b.mean()) for b in blocks]))
+rate = np.polyfit(np.arange(len(blocks)) * block / fs, block_phase, 1)[0] / (2 * np.pi)
+print("block phases (rad):", np.round(block_phase[:6], 3), f"-> offset {rate:+.3f} Hz")
+"""
+
+
+def _iq_delay(n: int, m: int, block: int) -> dict:
+    r = _rng(43)
+    fs, fc, f_off = 8000.0, 1000.0, 3.5
+    t = np.arange(n) / fs
+    pulse = r.choice([-1.0, 1.0], size=m) * np.hanning(m)
+    rx = (1 + 0.3 * np.sin(2 * np.pi * 2.0 * t)) * np.cos(2 * np.pi * (fc + f_off) * t + 0.3) \
+        + 0.2 * r.standard_normal(n)
+    delay = n // 3
+    rx[delay:delay + m] += 3 * pulse
+    return {"np": np, "rx": rx, "pulse": pulse, "fs": fs, "fc": fc, "f_off": f_off, "block": block}
+
+
+# -- 4. A contest leaderboard: each team's best submission by np.lexsort, disqualified teams out by
+# np.isin, ties broken by two argsorts with kind="stable", "1224" ranks by np.searchsorted, dense
+# ranks by np.unique(return_inverse), collections.Counter, np.setdiff1d, medal zones by np.digitize
+LEADERBOARD = """\
+from collections import Counter
+
+# each team's best submission: sort by team, then score (descending), then submission time
+order = np.lexsort((sub_time, -score, team))
+team_s, score_s, time_s = team[order], score[order], sub_time[order]
+first = np.ones(len(order), dtype=bool)
+first[1:] = team_s[1:] != team_s[:-1]
+best_team, best_score, best_time = team_s[first], score_s[first], time_s[first]
+
+# disqualified teams out
+ok = ~np.isin(best_team, banned)
+print(f"{len(best_team)} teams, {int((~ok).sum())} disqualified, {len(score)} submissions")
+best_team, best_score, best_time = best_team[ok], best_score[ok], best_time[ok]
+
+# the board: score descending, ties to the earlier submission (two stable sorts)
+by_time = np.argsort(best_time, kind="stable")
+rank_order = by_time[np.argsort(-best_score[by_time], kind="stable")]
+board_team = best_team[rank_order]
+board_score = best_score[rank_order]
+board_time = best_time[rank_order]
+comp_rank = np.searchsorted(-board_score, -board_score, side="left") + 1
+_, dense = np.unique(board_score, return_inverse=True)
+dense_rank = dense.max() - dense + 1
+sorted_all = np.sort(score, kind="stable")
+beats = np.searchsorted(sorted_all, board_score, side="left") / len(score)
+for i in range(min(5, len(board_team))):
+    print(f"{comp_rank[i]:>3} ({dense_rank[i]:>2})  team {board_team[i]:>4}  {board_score[i]:.3f}  "
+          f"t={board_time[i]:>6}  beats {beats[i]:.1%}")
+
+# activity: submissions per team, the most active, teams never above the baseline
+per_team = Counter(team.tolist())
+most_active = per_team.most_common(3)
+teams, n_subs = np.unique(team, return_counts=True)
+assert all(per_team[t] == c for t, c in zip(teams.tolist(), n_subs.tolist()))
+below = np.setdiff1d(teams, team[score > baseline])
+print("most active:", most_active, "| never above baseline:", len(below))
+ties = np.unique(board_score, return_counts=True)[1]
+print("tied groups on the board:", int((ties > 1).sum()), "largest", int(ties.max()))
+# medal zones: top 10% gold, 20% silver, 40% bronze
+cut = np.ceil(np.array([0.1, 0.2, 0.4]) * len(board_team)).astype(int)
+medal = np.digitize(comp_rank, cut, right=True)
+print("medals (gold, silver, bronze, none):", np.bincount(medal, minlength=4))
+"""
+
+
+def _leaderboard(n_subs: int, n_teams: int) -> dict:
+    r = _rng(44)
+    team = r.integers(0, n_teams, n_subs)
+    skill = r.normal(0.7, 0.05, n_teams)
+    score = np.round(np.clip(skill[team] + r.normal(0.0, 0.03, n_subs), 0, 1), 3)
+    sub_time = r.integers(0, 100_000, n_subs)
+    banned = r.choice(n_teams, size=max(1, n_teams // 20), replace=False)
+    return {"np": np, "team": team, "score": score, "sub_time": sub_time, "banned": banned, "baseline": 0.7}
+
+
+# -- 5. Top-k recommendations from a factor model: a "seen" mask by np.put_along_axis, np.argpartition
+# then np.take_along_axis and a stable argsort of the candidates, argmax with keepdims, precision@k
+# and NDCG@k by broadcasting, catalogue coverage by np.bincount, a popularity-penalised re-rank
+RECSYS_TOPK = """\
+scores = U @ V.T                                   # users x items
+seen = np.zeros(scores.shape, dtype=bool)
+np.put_along_axis(seen, rated, True, axis=1)
+masked = np.where(seen, -np.inf, scores)
+
+# top-k per user: argpartition, then sort only the k candidates
+cand = np.argpartition(-masked, k, axis=1)[:, :k]
+cand_scores = np.take_along_axis(masked, cand, axis=1)
+order = np.argsort(-cand_scores, axis=1, kind="stable")
+topk = np.take_along_axis(cand, order, axis=1)
+topk_scores = np.take_along_axis(cand_scores, order, axis=1)
+
+best = np.argmax(masked, axis=1, keepdims=True)
+best_score = np.take_along_axis(masked, best, axis=1)[:, 0]
+assert np.allclose(best_score, topk_scores[:, 0])
+
+# precision@k and NDCG@k against the held-out items
+hit = (topk[:, :, None] == heldout[:, None, :]).any(axis=2)
+precision = hit.mean(axis=1)
+discount = 1.0 / np.log2(np.arange(2, k + 2))
+ndcg = (hit * discount).sum(axis=1) / discount[:min(k, heldout.shape[1])].sum()
+print(f"precision@{k} {precision.mean():.4f}, NDCG@{k} {ndcg.mean():.4f}, users with a hit {np.mean(hit.any(axis=1)):.1%}")
+
+rec_counts = np.bincount(topk.ravel(), minlength=scores.shape[1])
+coverage = np.count_nonzero(rec_counts) / scores.shape[1]
+top_items = np.argsort(rec_counts, kind="stable")[::-1][:5]
+print(f"catalogue coverage {coverage:.1%}; most recommended {top_items.tolist()} ({rec_counts[top_items].tolist()} times)")
+
+# re-rank for diversity: penalise popular items, a full stable sort per user
+penalised = masked - alpha * np.log1p(rec_counts)[None, :]
+div_topk = np.argsort(-penalised, axis=1, kind="stable")[:, :k]
+changed = (div_topk != topk).any(axis=1)
+in_div = (div_topk == best).any(axis=1)
+rank_of_best = np.where(in_div, np.argmax(div_topk == best, axis=1), k)
+print(f"re-rank changed {changed.mean():.1%} of the lists; the old best item at mean rank {rank_of_best.mean():.2f}")
+"""
+
+
+def _recsys(n_users: int, n_items: int, f: int, k: int) -> dict:
+    r = _rng(45)
+    U = r.normal(0, 1, (n_users, f)) / np.sqrt(f)
+    pop = r.normal(0, 1, (n_items, f))
+    pop[:, 0] += np.linspace(2, -1, n_items)          # some items are popular with everyone
+    V = pop / np.sqrt(f)
+    n_rated, n_held = max(2, n_items // 20), max(2, n_items // 80)
+    prefs = U @ V.T + 0.5 * r.standard_normal((n_users, n_items))
+    picks = np.argsort(-prefs, axis=1)[:, :n_rated + n_held]
+    return {"np": np, "U": U, "V": V, "rated": picks[:, n_held:], "heldout": picks[:, :n_held], "k": k,
+            "alpha": 0.05}
+
+
+# -- 6. A graph network from scratch (the PyG idiom without PyG): message passing with np.add.at and
+# np.maximum.at, node degrees by np.bincount, graph readouts by segment sum / max, a logistic head
+# as a class with ``self.w -= lr * ...``, hop distances by np.minimum.at relaxations in ``while True``
+GNN_SCATTER = """\
+class GraphConv:
+    def __init__(self, d_in, d_out, rng):
+        scale = 1.0 / np.sqrt(d_in)
+        self.W_self = rng.normal(0.0, scale, (d_in, d_out))
+        self.W_nbr = rng.normal(0.0, scale, (d_in, d_out))
+
+    def __call__(self, h, src, dst):
+        n = h.shape[0]
+        msg = h[src] @ self.W_nbr
+        agg_sum = np.zeros((n, msg.shape[1]))
+        np.add.at(agg_sum, dst, msg)
+        agg_max = np.full((n, msg.shape[1]), -np.inf)
+        np.maximum.at(agg_max, dst, msg)
+        agg_max[np.isneginf(agg_max)] = 0.0          # isolated nodes
+        deg = np.bincount(dst, minlength=n)
+        return np.maximum(h @ self.W_self + agg_sum / np.maximum(deg, 1)[:, None] + agg_max, 0.0)
+
+class Readout:
+    def __init__(self, d):
+        self.w = np.zeros(d)
+        self.b = 0.0
+
+    def step(self, H, y, lr):
+        p = 1.0 / (1.0 + np.exp(-(H @ self.w + self.b)))
+        self.w -= lr * H.T @ (p - y) / len(y)
+        self.b -= lr * float(np.mean(p - y))
+        return float(-np.mean(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12)))
+
+rng = np.random.default_rng(7)
+layers = [GraphConv(feats.shape[1], hidden, rng), GraphConv(hidden, hidden, rng)]
+h = feats
+for layer in layers:
+    h = layer(h, src, dst)
+
+# graph-level readout: segment mean and max over each graph's nodes
+sizes = np.bincount(graph_id, minlength=n_graphs)
+g_sum = np.zeros((n_graphs, hidden))
+np.add.at(g_sum, graph_id, h)
+g_max = np.full((n_graphs, hidden), -np.inf)
+np.maximum.at(g_max, graph_id, h)
+H = np.concatenate([g_sum / sizes[:, None], g_max], axis=1)
+H = (H - H.mean(axis=0)) / (H.std(axis=0) + 1e-8)
+
+head = Readout(H.shape[1])
+losses = [head.step(H, labels, 0.5) for _ in range(epochs)]
+acc = np.mean(((H @ head.w + head.b) > 0) == labels)
+print(f"{n_graphs} graphs, {len(src)} edges: loss {losses[0]:.4f} -> {losses[-1]:.4f}, train accuracy {acc:.3f}")
+
+# hop distances from each graph's first node: Bellman-Ford relaxations
+dist = np.full(len(graph_id), np.inf)
+dist[np.searchsorted(graph_id, np.arange(n_graphs))] = 0.0
+rounds = 0
+while True:
+    new = dist.copy()
+    np.minimum.at(new, dst, dist[src] + 1.0)
+    rounds += 1
+    if np.array_equal(new, dist):
+        break
+    dist = new
+reach = np.isfinite(dist)
+print(f"relaxation rounds {rounds}, reachable {reach.mean():.1%}, mean hops {dist[reach].mean():.3f}, "
+      f"max hops {int(dist[reach].max())}")
+"""
+
+
+def _gnn(n_graphs: int, nodes_per: int, edges_per: int, d: int, hidden: int, epochs: int) -> dict:
+    r = _rng(46)
+    sizes = r.integers(max(2, nodes_per // 2), nodes_per * 3 // 2 + 1, n_graphs)
+    graph_id = np.repeat(np.arange(n_graphs), sizes)
+    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    n_nodes = len(graph_id)
+    m = edges_per * n_nodes // 2
+    a = r.integers(0, n_nodes, m)
+    g = graph_id[a]
+    b = start[g] + r.integers(0, 1 << 30, m) % sizes[g]
+    keep = a != b
+    src = np.concatenate([a[keep], b[keep]])
+    dst = np.concatenate([b[keep], a[keep]])
+    feats = r.normal(0, 1, (n_nodes, d))
+    labels = (np.bincount(graph_id, weights=feats[:, 0]) / sizes > 0).astype(float)
+    return {"np": np, "feats": feats, "src": src, "dst": dst, "graph_id": graph_id, "labels": labels,
+            "n_graphs": n_graphs, "hidden": hidden, "epochs": epochs}
+
+
+# -- 7. A combinatorics exercise: binomials by a functools.lru_cache recursion counting its calls in a
+# ``global``, the Pascal matrix from a nested list comprehension, np.tril / np.triu, np.indices,
+# np.linalg.det, np.trace, np.kron, Lucas' theorem by // and % digit loops, the Sierpinski triangle
+PASCAL_LRU = """\
+import functools
+
+calls = 0
+
+@functools.lru_cache(maxsize=None)
+def binom(n, k):
+    global calls
+    calls += 1
+    if k == 0 or k == n:
+        return 1
+    return binom(n - 1, k - 1) + binom(n - 1, k)
+
+# lower-triangular Pascal matrix from the memoised recursion
+Lp = np.array([[binom(i, j) if j <= i else 0 for j in range(N)] for i in range(N)], dtype=np.int64)
+assert np.array_equal(Lp, np.tril(Lp)) and not np.triu(Lp, 1).any()
+print(f"{N}x{N} Pascal matrix: binom called {calls} times, {binom.cache_info().hits} cache hits")
+
+# the symmetric Pascal matrix S = L L^T has S[i, j] = C(i + j, i) and determinant 1
+m = min(N, 12)
+S = Lp[:m, :m] @ Lp[:m, :m].T
+i, j = np.indices((m, m))
+assert all(S[a, b] == binom(a + b, a) for a, b in zip(i.ravel().tolist(), j.ravel().tolist()))
+print("det S = %.6f, trace S = %d, det L = %.1f"
+      % (np.linalg.det(S.astype(float)), np.trace(S), np.linalg.det(Lp[:m, :m].astype(float))))
+
+# the inverse of L: the same entries with alternating signs
+ii, jj = np.indices(Lp.shape)
+signs = np.where((ii - jj) % 2 == 0, 1, -1)
+Linv = signs * Lp
+assert np.array_equal(Lp[:m, :m] @ Linv[:m, :m], np.eye(m, dtype=np.int64))
+
+# the 2-D Pascal matrix as a Kronecker product
+K = np.kron(Lp[:4, :4], Lp[:4, :4])
+print("kron(L4, L4): shape", K.shape, "row sums", K.sum(axis=1))
+
+# Lucas' theorem: C(n, k) mod p is the product of the base-p digits' binomials
+for p in (2, 3, 5, 7):
+    digit_table = np.array([[binom(x, y) if y <= x else 0 for y in range(p)] for x in range(p)])
+    n_d, k_d = ii.copy(), jj.copy()
+    lucas = np.ones_like(Lp)
+    while n_d.any():
+        lucas = lucas * digit_table[n_d % p, k_d % p] % p
+        n_d //= p
+        k_d //= p
+    assert np.array_equal(lucas, Lp % p * (jj <= ii)), p
+
+# the Sierpinski triangle: Pascal's triangle mod 2, row by row
+rows = np.zeros((depth, depth), dtype=np.int64)
+row = np.zeros(depth, dtype=np.int64)
+row[0] = 1
+for r in range(depth):
+    rows[r] = row
+    row[1:] = (row[1:] + row[:-1]) % 2
+odd_per_row = rows.sum(axis=1)
+popcount = np.zeros(depth, dtype=np.int64)
+bits = np.arange(depth)
+while bits.any():
+    popcount += bits % 2
+    bits = bits // 2
+assert np.array_equal(odd_per_row, 2 ** popcount)
+print(f"Sierpinski depth {depth}: {rows.sum()} odd entries, density {rows.sum() / (depth * (depth + 1) / 2):.4f}, "
+      f"binom calls {calls}")
+"""
+
+
+def _pascal(N: int, depth: int) -> dict:
+    return {"np": np, "N": N, "depth": depth}
+
+
+# -- 8. An econometrics course's OLS by hand: np.linalg.qr with signs fixed, np.triu, a %-formatted
+# coefficient table, np.linalg.lstsq, leverages and Cook's distance, np.trace of the hat matrix,
+# np.linalg.det, variance inflation factors with np.delete, a refit without the influential rows
+OLS_QR = """\
+n, p = X.shape
+names = ["const"] + [f"x{j}" for j in range(1, p + 1)]
+A = np.column_stack([np.ones(n), X])
+Q, R = np.linalg.qr(A)
+s = np.sign(np.diag(R))                 # make diag(R) positive
+Q, R = Q * s, R * s[:, None]
+assert np.allclose(R, np.triu(R)) and np.allclose(Q.T @ Q, np.eye(p + 1))
+beta = np.linalg.solve(R, Q.T @ y)
+beta_ls, rss_ls, rank, sv = np.linalg.lstsq(A, y, rcond=None)
+resid = y - A @ beta
+dof = n - p - 1
+s2 = resid @ resid / dof
+R_inv = np.linalg.inv(R)
+se = np.sqrt(np.diag(s2 * R_inv @ R_inv.T))
+tstat = beta / se
+r2 = 1 - resid @ resid / np.sum((y - y.mean()) ** 2)
+adj_r2 = 1 - (1 - r2) * (n - 1) / dof
+print("%-6s %10s %9s %8s" % ("", "coef", "std err", "t"))
+for name, b, e, t in zip(names, beta, se, tstat):
+    print("%-6s %10.4f %9.4f %8.2f" % (name, b, e, t))
+print("R^2 = %.4f, adj. R^2 = %.4f, rank %d, QR agrees with lstsq: %s"
+      % (r2, adj_r2, rank, np.allclose(beta, beta_ls)))
+
+# influence: leverages are the row norms of Q; the hat matrix has trace p + 1
+lev = np.sum(Q ** 2, axis=1)
+print("trace of the hat matrix %.6f (p + 1 = %d), det(A'A) = %.4e, cond(A) = %.2f"
+      % (np.trace(Q.T @ Q), p + 1, np.linalg.det(A.T @ A), sv[0] / sv[-1]))
+cooks = resid ** 2 / ((p + 1) * s2) * lev / (1 - lev) ** 2
+flagged = np.flatnonzero(cooks > 4 / n)
+worst = flagged[np.argsort(cooks[flagged], kind="stable")[::-1][:3]]
+print("influential rows:", len(flagged), "worst", worst.tolist(), np.round(cooks[worst], 4))
+
+# variance inflation factors: each regressor on the others
+vif = np.empty(p)
+for j in range(1, p + 1):
+    others = np.delete(A, j, axis=1)
+    coef = np.linalg.lstsq(others, A[:, j], rcond=None)[0]
+    e = A[:, j] - others @ coef
+    vif[j - 1] = np.sum((A[:, j] - A[:, j].mean()) ** 2) / (e @ e)
+print("VIF:", np.round(vif, 2))
+
+keep = np.ones(n, dtype=bool)
+keep[flagged] = False
+beta_robust = np.linalg.lstsq(A[keep], y[keep], rcond=None)[0]
+print("coefficient shift without them:", np.round(beta_robust - beta, 4))
+"""
+
+
+def _ols(n: int, p: int) -> dict:
+    r = _rng(48)
+    Z = r.standard_normal((n, p))
+    Z[:, 1] = 0.8 * Z[:, 0] + 0.6 * Z[:, 1]          # two collinear regressors
+    X = Z * np.arange(1, p + 1) + np.arange(p)
+    y = 1.5 + X @ np.linspace(-1, 1, p) + r.standard_normal(n)
+    out = r.choice(n, size=max(2, n // 100), replace=False)
+    y[out] += 8 * r.standard_normal(len(out))
+    return {"np": np, "X": X, "y": y}
+
+
+# -- 9. A mechanics textbook's rigid body: centre of mass and the inertia tensor by np.einsum with
+# three operands, np.trace and np.linalg.eigh, torques by np.cross on arrays of vectors, torque-free
+# rotation by Euler's equations and Rodrigues rotations, np.vstack growing a path, np.stack of a list
+RIGID_BODY = """\
+def skew(v):
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+def rodrigues(w, dt):
+    angle = np.linalg.norm(w) * dt
+    K = skew(w / np.linalg.norm(w))
+    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * (K @ K)
+
+com = np.einsum("i,ij->j", m, r) / m.sum()
+rc = r - com
+r2 = np.einsum("ij,ij->i", rc, rc)
+I = np.einsum("i,i,jk->jk", m, r2, np.eye(3)) - np.einsum("i,ij,ik->jk", m, rc, rc)
+moments, axes = np.linalg.eigh(I)
+print(f"trace I = {np.trace(I):.4f} (2 sum m r^2 = {2 * np.dot(m, r2):.4f}), principal moments {np.round(moments, 4)}")
+
+tau = np.cross(rc, F).sum(axis=0)
+print("net torque", np.round(tau, 4), "| net force", np.round(F.sum(axis=0), 4))
+
+# torque-free rotation in the principal frame
+I_body = np.diag(moments)
+omega = omega0.copy()
+Rot = axes.copy()
+L_world = []
+E = []
+tip = np.empty((0, 3))
+for step in range(nsteps):
+    Lb = I_body @ omega
+    omega = omega + dt * np.linalg.solve(I_body, np.cross(Lb, omega))
+    Rot = Rot @ rodrigues(omega, dt)
+    L_world.append(Rot @ (I_body @ omega))
+    E.append(0.5 * omega @ I_body @ omega)
+    if step % 10 == 0:
+        tip = np.vstack([tip, Rot @ (axes.T @ rc[0])])
+L_world = np.stack(L_world)
+E = np.array(E)
+drift = np.linalg.norm(L_world - L_world[0], axis=1).max() / np.linalg.norm(L_world[0])
+print(f"{nsteps} steps: |L| drift {drift:.3e}, energy drift {abs(E[-1] / E[0] - 1):.3e}, "
+      f"tip path {len(tip)} points, spread {np.ptp(tip, axis=0).round(3)}")
+vol = np.dot(rc[0], np.cross(rc[1], rc[2]))
+print(f"signed volume {vol:.5f} = det {np.linalg.det(rc[:3]):.5f}")
+"""
+
+
+def _rigid(n: int, nsteps: int) -> dict:
+    r = _rng(49)
+    return {"np": np, "m": r.uniform(0.5, 2.0, n), "r": r.normal(0, 1, (n, 3)) * [1.0, 0.6, 0.3],
+            "F": r.normal(0, 1, (n, 3)), "omega0": np.array([0.3, 1.0, 0.2]), "dt": 0.01, "nsteps": nsteps}
+
+
+# -- 10. An image-processing course: a naive 2-D convolution over np.ndindex with every np.pad mode
+# (constant with constant_values through **kwargs), the 1-D statistic modes, a results dict, border
+# masks with ~, local maxima by an np.ndenumerate scan of a -inf framed image
+PAD_CONV = """\
+def conv2d_naive(img, kernel, mode, **kw):
+    kh, kw_ = kernel.shape
+    padded = np.pad(img, ((kh // 2, kh // 2), (kw_ // 2, kw_ // 2)), mode=mode, **kw)
+    flipped = kernel[::-1, ::-1]
+    out = np.zeros(img.shape)
+    for i, j in np.ndindex(*img.shape):
+        out[i, j] = np.sum(padded[i:i + kh, j:j + kw_] * flipped)
+    return out
+
+g1 = np.array([1.0, 4.0, 6.0, 4.0, 1.0]) / 16
+gauss = np.outer(g1, g1)
+border = np.ones(img.shape, dtype=bool)
+border[2:-2, 2:-2] = False
+results = {}
+for mode in ["constant", "edge", "reflect", "symmetric", "wrap"]:
+    results[mode] = conv2d_naive(img, gauss, mode)
+results["constant_1"] = conv2d_naive(img, gauss, "constant", constant_values=1.0)
+for mode, out in results.items():
+    same_inside = np.allclose(out[~border], results["constant"][~border])
+    print(f"{mode:>10}: mean {out.mean():.5f}, border mean {out[border].mean():.5f}, interior same: {same_inside}")
+
+profile = img[img.shape[0] // 2]
+for mode in ["linear_ramp", "maximum", "mean", "median", "minimum"]:
+    padded = np.pad(profile, (3, 2), mode=mode)
+    print(f"{mode:>11}: {np.round(padded[:4], 3)} ... {np.round(padded[-3:], 3)}")
+
+sm = results["reflect"]
+framed = np.pad(sm, 1, mode="constant", constant_values=-np.inf)
+peaks = []
+for (i, j), v in np.ndenumerate(sm):
+    if v > thresh and v == framed[i:i + 3, j:j + 3].max():
+        peaks.append((i, j, round(float(v), 4)))
+print(f"{len(peaks)} peaks above {thresh}:", peaks[:4])
+"""
+
+
+def _pad_conv(n: int) -> dict:
+    r = _rng(50)
+    yy, xx = np.mgrid[0:n, 0:n] / max(n - 1, 1)
+    img = 0.5 + 0.3 * np.sin(7 * xx) * np.cos(5 * yy) + 0.15 * r.standard_normal((n, n))
+    return {"np": np, "img": img, "thresh": 0.6}
+
+
+# -- 11. A data-cleaning notebook: np.nanmedian fills, np.apply_along_axis with a robust z-score, a
+# winsorizer and a lambda over rows, np.vectorize of a Python tax-bracket function checked against an
+# np.where chain, np.divide(where=...), masks with ~ & |, np.select into integer segments
+CLEAN_APPLY = """\
+def winsorize(col, lo=5, hi=95):
+    a, b = np.percentile(col, [lo, hi])
+    return np.clip(col, a, b)
+
+def robust_z(x):
+    med = np.median(x)
+    mad = 1.4826 * np.median(np.abs(x - med))
+    return (x - med) / mad
+
+def tax_owed(income):
+    if income <= 10_000:
+        return 0.0
+    elif income <= 40_000:
+        return 0.1 * (income - 10_000)
+    elif income <= 90_000:
+        return 3_000 + 0.25 * (income - 40_000)
+    return 15_500 + 0.4 * (income - 90_000)
+
+cols = ["income", "age", "hours", "commute"]
+missing = np.isnan(raw)
+print("missing per column:", dict(zip(cols, missing.sum(axis=0).tolist())))
+medians = np.nanmedian(raw, axis=0)
+filled = np.where(missing, medians, raw)
+
+z = np.apply_along_axis(robust_z, 0, filled)
+outlier = (np.abs(z) > 3.5).any(axis=1)
+clean = np.apply_along_axis(winsorize, 0, filled)
+row_max_z = np.apply_along_axis(lambda row: float(np.max(np.abs(row))), 1, z)
+print(f"outlier rows {outlier.sum()} ({outlier.mean():.1%}), largest |z| {row_max_z.max():.2f}")
+
+income, age, hours, commute = clean.T
+vtax = np.vectorize(tax_owed, otypes=[float])
+tax = vtax(income)
+tax_np = np.where(income <= 10_000, 0.0,
+                  np.where(income <= 40_000, 0.1 * (income - 10_000),
+                           np.where(income <= 90_000, 3_000 + 0.25 * (income - 40_000), 15_500 + 0.4 * (income - 90_000))))
+assert np.allclose(tax, tax_np)
+eff_rate = np.divide(tax, income, out=np.zeros_like(tax), where=income > 0)
+
+young_high = (age < 30) & (income > 60_000)
+part_time_or_retired = (hours < 20) | (age >= 65)
+long_commute = commute > np.percentile(commute, 90)
+target = ~outlier & ~part_time_or_retired & (young_high | long_commute)
+segment = np.select([age < 30, age < 50, age < 65], [0, 1, 2], default=3)
+print(f"target group {target.sum()}, effective tax {eff_rate[target].mean():.3f} vs {eff_rate[~target].mean():.3f}")
+for code, s in enumerate(["young", "mid", "senior", "retired"]):
+    sel = segment == code
+    print("%-8s n=%5d  median income %9.0f  mean tax rate %.3f" % (s, sel.sum(), np.median(income[sel]), eff_rate[sel].mean()))
+"""
+
+
+def _clean(n: int) -> dict:
+    r = _rng(51)
+    income = r.lognormal(10.6, 0.6, n)
+    age = r.uniform(18, 80, n)
+    hours = np.clip(r.normal(38, 10, n), 0, 80)
+    commute = r.gamma(2.0, 12.0, n)
+    raw = np.column_stack([income, age, hours, commute])
+    raw[r.random(raw.shape) < 0.03] = np.nan
+    raw[r.choice(n, size=max(1, n // 200), replace=False), 0] *= 20      # data-entry errors
+    return {"np": np, "raw": raw}
+
+
+# -- 12. A float32 network from scratch on the CS231n spiral: a Dense class with momentum and weight
+# decay updating its arrays in place (self.vW *= mu; self.W += self.vW), rng.permutation for the
+# split, rng.shuffle of the batch order each epoch, a dict of histories, dtype float32 throughout
+F32_SPIRAL = """\
+class Dense:
+    def __init__(self, d_in, d_out, rng):
+        self.W = (rng.standard_normal((d_in, d_out)) * np.sqrt(2.0 / d_in)).astype(np.float32)
+        self.b = np.zeros(d_out, dtype=np.float32)
+        self.vW = np.zeros_like(self.W)
+        self.vb = np.zeros_like(self.b)
+
+    def forward(self, x):
+        self.x = x
+        return x @ self.W + self.b
+
+    def backward(self, g):
+        self.dW = self.x.T @ g
+        self.db = g.sum(axis=0)
+        return g @ self.W.T
+
+    def update(self, lr, mu=0.9, wd=1e-4):
+        self.vW *= mu
+        self.vW -= lr * (self.dW + wd * self.W)
+        self.vb = mu * self.vb - lr * self.db
+        self.W += self.vW
+        self.b += self.vb
+
+rng = np.random.default_rng(0)
+perm = rng.permutation(len(X))
+n_test = len(X) // 5
+test_idx, train_idx = perm[:n_test], perm[n_test:]
+Xtr, ytr, Xte, yte = X[train_idx], y[train_idx], X[test_idx], y[test_idx]
+
+l1, l2 = Dense(2, hidden, rng), Dense(hidden, n_classes, rng)
+history = {"loss": [], "train_acc": [], "test_acc": []}
+idx = np.arange(len(Xtr))
+for epoch in range(epochs):
+    rng.shuffle(idx)
+    for start in range(0, len(idx), batch_size):
+        b = idx[start:start + batch_size]
+        h = np.maximum(l1.forward(Xtr[b]), np.float32(0))
+        logits = l2.forward(h)
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(axis=1, keepdims=True)
+        loss = -np.log(p[np.arange(len(b)), ytr[b]] + np.float32(1e-7)).mean()
+        g = p.copy()
+        g[np.arange(len(b)), ytr[b]] -= 1
+        g /= len(b)
+        gh = l2.backward(g)
+        gh[h <= 0] = 0
+        l1.backward(gh)
+        l1.update(lr)
+        l2.update(lr)
+    predict = lambda A: np.argmax(np.maximum(l1.forward(A), 0) @ l2.W + l2.b, axis=1)
+    history["loss"].append(float(loss))
+    history["train_acc"].append(float(np.mean(predict(Xtr) == ytr)))
+    history["test_acc"].append(float(np.mean(predict(Xte) == yte)))
+    if epoch % max(1, epochs // 5) == 0 or epoch == epochs - 1:
+        print(f"epoch {epoch:3d}  loss {history['loss'][-1]:.4f}  train {history['train_acc'][-1]:.3f}  "
+              f"test {history['test_acc'][-1]:.3f}")
+print("dtypes:", l1.W.dtype, l2.b.dtype, h.dtype, p.dtype, "| weight norms", np.linalg.norm(l1.W), np.linalg.norm(l2.W))
+"""
+
+
+def _spiral(n_per: int, n_classes: int, hidden: int, epochs: int, batch_size: int) -> dict:
+    r = _rng(52)
+    X = np.zeros((n_per * n_classes, 2), dtype=np.float32)
+    y = np.zeros(n_per * n_classes, dtype=np.int64)
+    for j in range(n_classes):
+        ix = slice(n_per * j, n_per * (j + 1))
+        rad = np.linspace(0.0, 1.0, n_per)
+        t = np.linspace(j * 4, (j + 1) * 4, n_per) + 0.2 * r.standard_normal(n_per)
+        X[ix] = np.c_[rad * np.sin(t), rad * np.cos(t)]
+        y[ix] = j
+    return {"np": np, "X": X, "y": y, "n_classes": n_classes, "hidden": hidden, "epochs": epochs,
+            "batch_size": batch_size, "lr": 0.05}
+
+
+# -- 13. A rates desk's scratch cell: bootstrapping discount factors from par rates in a loop,
+# np.cumprod of forward growth, np.interp onto a fine grid, np.gradient and np.trapezoid against a
+# hand-written cumulative trapezoid (np.cumsum), np.polyfit / np.polyval, Newton yields with a
+# `break`, %-formatted rows, Vasicek short-rate paths discounted by np.cumsum and np.cumprod
+YIELD_CURVE = """\
+maturities = np.arange(1, len(par) + 1, dtype=float)
+df = np.empty(len(par))
+annuity = 0.0
+for i, s in enumerate(par):
+    df[i] = (1.0 - s * annuity) / (1.0 + s)
+    annuity += df[i]
+zero = -np.log(df) / maturities
+fwd = np.log(np.r_[1.0, df[:-1]] / df)
+assert np.allclose(np.cumprod(np.exp(-fwd)), df)
+print("zero rates  %:", np.round(100 * zero[:6], 3), "...")
+print("1y forwards %:", np.round(100 * fwd[:6], 3), "...")
+
+t = np.linspace(0.0, maturities[-1], n_grid)
+z_fine = np.interp(t, np.r_[0.0, maturities], np.r_[zero[0], zero])
+inst = np.gradient(z_fine * t, t)
+logdf_trap = -np.concatenate([[0.0], np.cumsum(0.5 * (inst[1:] + inst[:-1]) * np.diff(t))])
+print(f"-log DF(T) by trapezoid {np.trapezoid(inst, t):.6f} vs {-np.log(df[-1]):.6f}, "
+      f"cumulative max error {np.max(np.abs(logdf_trap + z_fine * t)):.2e}")
+
+coef = np.polyfit(maturities, zero, 3)
+smooth = np.polyval(coef, t[1:])
+print("cubic fit coefficients:", np.round(coef, 6),
+      f"max misfit {np.max(np.abs(np.polyval(coef, maturities) - zero)) * 1e4:.2f} bp")
+
+def bond_price(c, T, y):
+    times = np.arange(1, T + 1)
+    return np.sum(c / (1 + y) ** times) + 1 / (1 + y) ** T
+
+for c, T in [(0.02, 5), (0.05, 10), (0.0, len(par))]:
+    times = np.arange(1, T + 1)
+    price = c * df[:T].sum() + df[T - 1]
+    yld = c if c > 0 else zero[T - 1]
+    for _ in range(50):
+        h = 1e-6
+        dp = (bond_price(c, T, yld + h) - bond_price(c, T, yld - h)) / (2 * h)
+        step = (bond_price(c, T, yld) - price) / dp
+        yld -= step
+        if abs(step) < 1e-12:
+            break
+    dur = np.sum(times * c * df[:T]) + T * df[T - 1]
+    print("coupon %.1f%% %2dy: price %.4f, yield %.4f%%, Macaulay duration %.3f" % (100 * c, T, price, 100 * yld, dur / price))
+
+dt = 1.0 / 12
+shocks = np.random.default_rng(11).standard_normal((n_paths, 12 * 10))
+rates = np.empty_like(shocks)
+rates[:, 0] = zero[0]
+for k in range(1, shocks.shape[1]):
+    rates[:, k] = rates[:, k - 1] + 0.15 * (zero[-1] - rates[:, k - 1]) * dt + 0.01 * np.sqrt(dt) * shocks[:, k]
+disc_sum = np.exp(-np.cumsum(rates * dt, axis=1))
+disc_prod = np.cumprod(np.exp(-rates * dt), axis=1)
+mc_df = disc_sum.mean(axis=0)[11::12]
+print(f"Monte Carlo DF(10y) {mc_df[-1]:.5f} vs curve {df[9]:.5f}; cumsum/cumprod agree: {np.allclose(disc_sum, disc_prod)}")
+"""
+
+
+def _yield_curve(n_years: int, n_grid: int, n_paths: int) -> dict:
+    r = _rng(53)
+    m = np.arange(1, n_years + 1)
+    par = 0.02 + 0.015 * (1 - np.exp(-m / 4)) + 0.0005 * r.standard_normal(n_years)
+    return {"np": np, "par": par, "n_grid": n_grid, "n_paths": n_paths}
+
+
+# -- 14. Project Euler with integer arrays: Collatz stopping times for every start at once in a
+# ``while True`` loop (// and % under np.where, np.maximum(out=), bool added to int), digit sums by
+# np.divmod, digital roots, a divisor-sum sieve with strided slices, perfect and amicable numbers,
+# the sieve of Eratosthenes, prime gaps, last digits by np.bincount
+EULER_INT = """\
+n = np.arange(1, N + 1, dtype=np.int64)
+
+cur = n.copy()
+steps = np.zeros(N, dtype=np.int64)
+peak = n.copy()
+while True:
+    active = cur != 1
+    if not active.any():
+        break
+    cur = np.where(active, np.where(cur % 2 == 0, cur // 2, 3 * cur + 1), cur)
+    np.maximum(peak, cur, out=peak)
+    steps += active
+longest = int(np.argmax(steps)) + 1
+print(f"Collatz below {N}: longest chain from {longest} ({steps.max()} steps), highest value {peak.max():,}")
+print("stopping-time histogram (bins of 20):", np.bincount(steps // 20).tolist())
+
+digits = n.copy()
+dsum = np.zeros_like(n)
+while digits.any():
+    digits, d = np.divmod(digits, 10)
+    dsum += d
+droot = 1 + (n - 1) % 9
+root = dsum.copy()
+while (root >= 10).any():
+    root = np.where(root >= 10, root // 10 + root % 10, root)
+assert np.array_equal(root, droot)
+
+sigma = np.zeros(N + 1, dtype=np.int64)
+for d in range(1, N // 2 + 1):
+    sigma[2 * d::d] += d
+s = sigma[1:]
+perfect = n[s == n]
+ok = (s <= N) & (s != n) & (s > 0)
+amicable = n[ok][s[s[ok] - 1] == n[ok]]
+print("perfect: %s, amicable: %s" % (perfect.tolist(), amicable.tolist()))
+
+is_p = np.ones(N + 1, dtype=bool)
+is_p[:2] = False
+for q in range(2, int(N ** 0.5) + 1):
+    if is_p[q]:
+        is_p[q * q::q] = False
+primes = np.flatnonzero(is_p)
+gaps = np.diff(primes)
+print(f"{len(primes)} primes, {np.sum(gaps == 2)} twin pairs, largest gap {gaps.max()} after {primes[np.argmax(gaps)]}")
+print("primes mod 10 (last digits):", np.bincount(primes % 10, minlength=10).tolist())
+"""
+
+
+def _euler(N: int) -> dict:
+    return {"np": np, "N": N}
+
+
+# -- 15. A molecular-dynamics course: Brownian dynamics of soft spheres in a periodic box, minimum-image
+# pair vectors by broadcasting, np.fill_diagonal, pairs from np.triu_indices, the radial distribution
+# function by np.histogram (and a force-weighted one), a dict of accumulators, snapshots np.stack-ed,
+# a density map through the mid-plane from an np.meshgrid distance computation
+RDF_PERIODIC = """\
+def min_image(d, L):
+    return d - L * np.round(d / L)
+
+rng = np.random.default_rng(3)
+edges = np.linspace(0.0, box / 2, n_bins + 1)
+centers = 0.5 * (edges[1:] + edges[:-1])
+iu, ju = np.triu_indices(len(pos0), k=1)
+acc = {"counts": np.zeros(n_bins), "force_hist": np.zeros(n_bins), "energy": []}
+snapshots = []
+pos = pos0.copy()
+for frame in range(n_frames):
+    d = min_image(pos[:, None, :] - pos[None, :, :], box)
+    r2 = np.sum(d ** 2, axis=-1)
+    np.fill_diagonal(r2, np.inf)
+    fmag = np.where(r2 < rc ** 2, eps / sigma2 * np.exp(-r2 / (2 * sigma2)), 0.0)
+    force = np.sum(fmag[:, :, None] * d, axis=1)
+    pos = (pos + dt * force + np.sqrt(2 * dt * temperature) * rng.standard_normal(pos.shape)) % box
+    r = np.sqrt(r2[iu, ju])
+    h, _ = np.histogram(r, bins=edges)
+    hf, _ = np.histogram(r, bins=edges, weights=fmag[iu, ju] * r)
+    acc["counts"] += h
+    acc["force_hist"] += hf
+    acc["energy"].append(float(np.sum(np.where(r < rc, eps * np.exp(-r ** 2 / (2 * sigma2)), 0.0))))
+    if frame % every == 0:
+        snapshots.append(pos.copy())
+snapshots = np.stack(snapshots)
+
+rho = len(pos0) / box ** 3
+shell = 4.0 / 3.0 * np.pi * (edges[1:] ** 3 - edges[:-1] ** 3)
+g = acc["counts"] / n_frames / (len(pos0) / 2) / (rho * shell)
+mean_force = np.divide(acc["force_hist"], acc["counts"], out=np.zeros(n_bins), where=acc["counts"] > 0)
+print(f"g(r): peak {g.max():.3f} at r = {centers[np.argmax(g)]:.3f}, g -> {g[-5:].mean():.3f} at large r, "
+      f"mean pair force at contact {mean_force[np.argmax(acc['counts'] > 0)]:.3f}")
+print(f"pair energy {np.mean(acc['energy']):.4f} +- {np.std(acc['energy']):.4f}, snapshots {snapshots.shape}")
+disp = min_image(snapshots[1:] - snapshots[:-1], box)
+msd = np.mean(np.sum(np.cumsum(disp, axis=0) ** 2, axis=-1), axis=1)
+print("MSD per snapshot:", np.round(msd, 3))
+
+gx, gy = np.meshgrid(np.linspace(0, box, n_grid), np.linspace(0, box, n_grid), indexing="xy")
+dx = min_image(gx[..., None] - pos[:, 0], box)
+dy = min_image(gy[..., None] - pos[:, 1], box)
+dz = min_image(box / 2 - pos[:, 2], box)
+dens = np.exp(-(dx ** 2 + dy ** 2 + dz ** 2) / 0.5).sum(axis=-1)
+peak_at = tuple(int(v) for v in np.unravel_index(np.argmax(dens), dens.shape))
+print(f"mid-plane density: min {dens.min():.4f}, max {dens.max():.4f} at {peak_at}")
+"""
+
+
+def _rdf(n: int, n_frames: int, n_grid: int) -> dict:
+    r = _rng(55)
+    box = (n / 0.5) ** (1 / 3)
+    return {"np": np, "pos0": r.uniform(0, box, (n, 3)), "box": box, "n_bins": 30, "n_frames": n_frames,
+            "rc": 2.5, "eps": 2.0, "sigma2": 0.5, "dt": 0.01, "temperature": 1.0,
+            "every": max(1, n_frames // 6), "n_grid": n_grid}
+
+
+PROGRAMS += [
+    Program("age_bands", AGE_BANDS, _age_bands, {"tiny": dict(n=60), "small": dict(n=4000)}),
+    Program("gp_grid", GP_GRID, _gp_grid, {"tiny": dict(n=10, n_test=8, n_ell=2),
+                                           "small": dict(n=60, n_test=50, n_ell=4)}),
+    Program("iq_delay", IQ_DELAY, _iq_delay, {"tiny": dict(n=512, m=31, block=64),
+                                              "small": dict(n=30000, m=127, block=1024)}),
+    Program("leaderboard", LEADERBOARD, _leaderboard, {"tiny": dict(n_subs=80, n_teams=20),
+                                                       "small": dict(n_subs=30000, n_teams=1500)}),
+    Program("recsys_topk", RECSYS_TOPK, _recsys, {"tiny": dict(n_users=8, n_items=40, f=4, k=5),
+                                                  "small": dict(n_users=400, n_items=300, f=16, k=10)}),
+    Program("gnn_scatter", GNN_SCATTER, _gnn, {"tiny": dict(n_graphs=6, nodes_per=5, edges_per=2, d=3, hidden=4, epochs=10),
+                                               "small": dict(n_graphs=80, nodes_per=20, edges_per=3, d=8, hidden=16,
+                                                             epochs=60)}),
+    Program("pascal_lru", PASCAL_LRU, _pascal, {"tiny": dict(N=8, depth=16), "small": dict(N=50, depth=512)}),
+    Program("ols_qr", OLS_QR, _ols, {"tiny": dict(n=40, p=3), "small": dict(n=4000, p=8)}),
+    Program("rigid_body", RIGID_BODY, _rigid, {"tiny": dict(n=5, nsteps=20), "small": dict(n=50, nsteps=200)}),
+    Program("pad_conv", PAD_CONV, _pad_conv, {"tiny": dict(n=6), "small": dict(n=16)}),
+    Program("clean_apply", CLEAN_APPLY, _clean, {"tiny": dict(n=50), "small": dict(n=2000)}),
+    Program("f32_spiral", F32_SPIRAL, _spiral, {"tiny": dict(n_per=10, n_classes=3, hidden=8, epochs=3, batch_size=8),
+                                               "small": dict(n_per=100, n_classes=3, hidden=32, epochs=15,
+                                                             batch_size=32)}),
+    Program("yield_curve", YIELD_CURVE, _yield_curve, {"tiny": dict(n_years=12, n_grid=40, n_paths=10),
+                                                       "small": dict(n_years=30, n_grid=1000, n_paths=500)}),
+    Program("euler_int", EULER_INT, _euler, {"tiny": dict(N=30), "small": dict(N=2000)}),
+    Program("rdf_periodic", RDF_PERIODIC, _rdf, {"tiny": dict(n=10, n_frames=5, n_grid=6),
+                                                 "small": dict(n=60, n_frames=20, n_grid=20)}),
+]
+
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 

@@ -16,7 +16,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from . import views
 from .lazynp import FUNCS as _TRACED, _lazy, arange, broadcast_to, concatenate, eager_call, full, where, zeros
 from .ops import OPS
-from .trace import LazyArray, Unsupported, elementwise, fresh, session
+from .trace import LazyArray, Unsupported, _snapshot, elementwise, fresh, session
 
 
 def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> Any:
@@ -291,7 +291,15 @@ def einsum(*operands: Any, out: Any = None, dtype: Any = None, order: str = "K",
     return fresh(node, scalar=scalar)
 
 
+def ndenumerate(arr: Any) -> Any:
+    """``np.ndenumerate``: NumPy scalars come out with their indices, so the elements are read at once, as
+    iterating over a vector reads them (a sync a replay computes again and compares)."""
+    if isinstance(arr, LazyArray):
+        arr = arr._read("np.ndenumerate", _snapshot)
+    return np.ndenumerate(arr)
+
+
 FUNCS: dict[str, Callable] = dict(
-    pad=pad, cumsum=_scan("cumsum"), cumprod=_scan("cumprod"), average=average, ptp=ptp, nan_to_num=nan_to_num,
+    ndenumerate=ndenumerate, pad=pad, cumsum=_scan("cumsum"), cumprod=_scan("cumprod"), average=average, ptp=ptp, nan_to_num=nan_to_num,
     tril=tril, triu=triu, column_stack=column_stack, isclose=isclose, allclose=allclose, tile=tile, repeat=repeat,
     meshgrid=meshgrid, einsum=einsum)

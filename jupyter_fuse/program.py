@@ -426,7 +426,8 @@ def _pure_call(step: tuple) -> tuple[tuple, Any, list[Node], Node, tuple] | None
                 target = views.apply_chain(arrays[-1], mut[2])
             r = f(*[arg(t, arrays, target) for t in template], **{k: arg(t, arrays, target) for k, t in kwargs})
             if mut is not None:
-                if r is not None:  # (the replay stops; the cell is traced instead)
+                if r is not None and r is not target:  # (the replay stops; the cell is traced instead; a ufunc
+                    # given out= returns it)
                     raise ValueError(f"line {line}: a call outside the trace now returns {type(r).__name__}, not None")
                 return
             r = np.asarray(r)

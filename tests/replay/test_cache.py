@@ -1091,3 +1091,20 @@ def test_a_loop_that_writes_one_array_whole_with_another_rolls_up_from_its_secon
                                 ns["v"].__setitem__(slice(None), np.sin(np.arange(33.0) * k))))
         r = twin.run(src)
         assert r.cache == "hit" and "iterations of" in r.program, (r.program, r.program_note, r.miss_reasons)
+
+
+@pytest.mark.parametrize("src", [
+    "y = np.add(x, 1.0, out=np.zeros(4), where=x > 1)",
+    "d = x - 1\nz = np.divide(x, d, out=np.ones(4), where=d != 0)\nw = z * 2",
+    "s = 0.0\nfor (i,), v in np.ndenumerate(x * 2):\n    s += v * i",
+])
+def test_ufuncs_given_where_and_ndenumerate_replay_as_compiled_programs(src, monkeypatch):
+    """A ufunc given ``where=`` runs outside the trace and returns the ``out=`` array it wrote: a compiled
+    program took that for a call that now returns something (the replay failed, traced every run);
+    ``np.ndenumerate`` read the array's data outside the trace (unreplayable): now a sync, compared."""
+    from jupyter_fuse import program
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    twin = Twin(lambda: {"np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])}, backend="cpu")
+    caches = [twin.run(src).cache for _ in range(3)]
+    assert caches == ["miss", "hit", "hit"], twin.reports[-1].miss_reasons
