@@ -1212,6 +1212,14 @@ class LazyArray:
 
         return round_(self, decimals)
 
+    @property
+    def flags(self) -> Any:
+        if self.scalar:  # (a NumPy scalar's own flags: never writeable)
+            from .lazynp import eager_method
+
+            return eager_method(self, "flags")
+        return Flags(self)
+
     def __getattr__(self, name: str) -> Any:
         # Anything else NumPy arrays (or, for a NumPy scalar, its type) have runs eagerly on the real value.
         if name.startswith("__") or not (hasattr(np.ndarray, name) or self.scalar and hasattr(self.dtype.type, name)):
@@ -1219,6 +1227,51 @@ class LazyArray:
         from .lazynp import eager_method
 
         return eager_method(self, name)
+
+
+_WRITEABLE = frozenset({"writeable", "WRITEABLE", "W"})
+
+
+class Flags:
+    """``x.flags`` of a lazy array: WRITEABLE is the lazy array's own (``x.flags.writeable = False`` makes its
+    later writes raise, as NumPy's do); the other flags are the computed array's, read outside the trace."""
+
+    __slots__ = ("_lz",)
+
+    def __init__(self, lz: LazyArray) -> None:
+        object.__setattr__(self, "_lz", lz)
+
+    def _real(self) -> Any:
+        from .lazynp import eager_call
+
+        return eager_call(operator.attrgetter("flags"), (self._lz,), {}, ".flags",
+                          ".flags is not traced: it is read from the computed array")
+
+    def __getattr__(self, name: str) -> Any:
+        return self._lz._writeable if name in _WRITEABLE else getattr(self._real(), name)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._lz._writeable if key in _WRITEABLE else self._real()[key]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._set(name, value, lambda f: setattr(f, name, value))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._set(key, value, lambda f: f.__setitem__(key, value))
+
+    def _set(self, name: str, value: Any, real: Callable[[Any], None]) -> None:
+        lz = self._lz
+        # (read-only: always allowed; writeable again: an array the cell made, not a view, whose base NumPy checks)
+        if name in _WRITEABLE and lz._origin is None and (not value or not lz._chain):
+            lz._writeable = bool(value)
+            return
+        if lz._s.tape is not None:
+            lz._s.tape.unreplayable("the cell sets flags of an array it read, or of a view")
+        real(self._real())  # (NumPy's own checks and errors, on the computed array)
+
+    def __repr__(self) -> str:
+        text = repr(self._real())
+        return text.replace(f"WRITEABLE : {not self._lz._writeable}", f"WRITEABLE : {self._lz._writeable}")
 
 
 UNPACK_LAZY_MAX = 16  # `a, b, c = v`: up to this many elements come out lazy
