@@ -93,18 +93,27 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     elapsed = time.perf_counter() - t0
     s.note_eager(result, what, reason)
     static = None if quiet else _record_eager(s, what, reason, list(sub.values()), result, elapsed)
-    if real_target is not None and result is real_target:
-        out: Any = target
-    else:
-        # `np.asarray(a)` hands back `a` (an array: a NumPy scalar may be an argument's very object without
-        # being it, np.True_ being one object: `x < y` of a lazy complex and a lazy np.True_ is not `y`)
-        out = next((lz for lz in others if result is sub[id(lz)]), None) if isinstance(result, np.ndarray) else None
-        if out is None:
-            out = _wrap_result(result, tape, s)
+    out: Any = target if real_target is not None and result is real_target else _wrap_out(result, others, sub, tape, s)
     if tape is not None and recipe is not None:
         tape.on_call(func if method is None else ("method", *method), recipe, mut,
                      _result_recipe(result, out, sub, real_target, tape, what), static)
     return out
+
+
+def _wrap_out(r: Any, others: list, sub: dict, tape: Any, s: Any) -> Any:
+    """What an eager call returned, for the cell: an argument handed back is that lazy argument (`np.asarray(a)`
+    is `a`; `np.histogram(x, bins=edges)` returns the very `edges`: as a new input, no replay would bind it);
+    the rest as ``_wrap_result`` wraps it. (Arrays only: a NumPy scalar may be an argument's very object
+    without being it, np.True_ being one object: `x < y` of a lazy complex and a lazy np.True_ is not `y`.)"""
+    if isinstance(r, np.ndarray):
+        lz = next((lz for lz in others if r is sub[id(lz)]), None)
+        if lz is not None:
+            return lz
+    elif type(r) is tuple or isinstance(r, tuple) and hasattr(type(r), "_make"):
+        if any(isinstance(i, np.ndarray) and any(i is v for v in sub.values()) for i in r):
+            items = [_wrap_out(i, others, sub, tape, s) for i in r]
+            return type(r)._make(items) if hasattr(type(r), "_make") else tuple(items)
+    return _wrap_result(r, tape, s)
 
 
 def _call_recipe(x: Any, marks: dict, tape: Any) -> Any:

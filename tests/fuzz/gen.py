@@ -403,8 +403,12 @@ class _Draw:
             name = self.pick(self.arrays(writable=True, nd_min=1))
             if name is None:
                 return f"{fresh_name()} = {self.expr()}"
+            m = fresh_name()
             return r.choice([f"{name}[{name} > 1] = {self.scalar()}", f"{name}[[0]] += 1",
-                             f"{name}[{name} != 0] *= 2", f"{name}[np.array([0, 0])] = {self.scalar()}"])
+                             f"{name}[{name} != 0] *= 2", f"{name}[np.array([0, 0])] = {self.scalar()}",
+                             # a masked statement (masked.py: the reads through the mask are whole arrays)
+                             f"{m} = {name} > 1\n{name}[{m}] = {name}[{m}] * {self.scalar()} - 1",
+                             f"{m} = {name} != 0\n{name}[{m}] = np.sqrt(np.abs({name}[{m}])) + {name}[{m}]"])
         if x < 0.63:
             name = self.pick(self.arrays(writable=True))
             a, b = self.operand(), self.operand()

@@ -62,7 +62,8 @@ def test_the_generator_covers_the_ground():
                     r"out=", r"np\.\w+\([^()]*, [a-z]\d*\)$", r"\[1:\] \+= \w+\[:-1\]", r"\[\w+ > 0\]", r"\[\[0, -1\]\]",
                     r"keepdims=True", r"dtype=np\.", r"ddof=", r"\.T\b", r"\[::-1\]", r"reshape", r"astype",
                     r"asfortranarray", r"dtype=np\.(bool|uint64|float16|complex64)", r"reshape\(\(\)\)|np\.array\(\S+, dtype",
-                    r"reshape\(\((0, \d|\d, 0|0,)\)\)", r"\w+ = \w+\[[^\]]+\]\n", r"np\.\w+\(-?[\d.]+\)", r"np\.roll\(", r"np\.concatenate\(", r"np\.diff\("]:
+                    r"reshape\(\((0, \d|\d, 0|0,)\)\)", r"\w+ = \w+\[[^\]]+\]\n", r"np\.\w+\(-?[\d.]+\)", r"np\.roll\(", r"np\.concatenate\(", r"np\.diff\(",
+                    r"(\w+)\[(\w+)\] = \1\[\2\] \*"]:
         assert re.search(feature, text, re.M), f"no generated program has {feature!r}"
     assert 0.03 < sum(p.raises for p in progs) / len(progs) < 0.5  # some end in NumPy's own exception
 

@@ -1108,3 +1108,14 @@ def test_ufuncs_given_where_and_ndenumerate_replay_as_compiled_programs(src, mon
     twin = Twin(lambda: {"np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])}, backend="cpu")
     caches = [twin.run(src).cache for _ in range(3)]
     assert caches == ["miss", "hit", "hit"], twin.reports[-1].miss_reasons
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_an_argument_an_eager_call_hands_back_inside_a_tuple_is_that_argument(compiled):
+    """``np.histogram(x, bins=edges)`` returns the very ``edges`` array: made a new input, no step of a replay
+    bound it, and a replay that left it in the namespace failed (KeyError; traced every run)."""
+    src = "edges = np.linspace(0, 4, 5) * 1.0\nh, e = np.histogram(x, bins=edges)\nsame = e is edges\ny = h * 2"
+    twin = Twin(lambda: {"np": np, "x": np.array([3.0, 1.0, 2.0, 0.5])}, backend="cpu")
+    caches = [twin.run(src, compile_plan=compiled).cache for _ in range(3)]
+    assert caches == ["miss", "hit", "hit"], twin.reports[-1].miss_reasons
+    assert twin.fused["same"] is True
