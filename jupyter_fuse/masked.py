@@ -190,6 +190,7 @@ class _Statement:
     target: str
     mask: str
     reads: tuple[str, ...]  # arrays read through the mask
+    order: tuple[tuple, ...]  # their subscripts' positions, in the order Python evaluates them
     numbers: tuple[str, ...]  # names read as they are: numbers
     ufuncs: tuple[tuple[str, str], ...]  # (module name, ufunc name) called
     store: tuple  # the target subscript's position (STORE_SUBSCR's)
@@ -228,6 +229,7 @@ def _statement(node: ast.Assign) -> _Statement | None:
         return None
     mask = t.slice.id
     reads: list[str] = []
+    order: list[tuple] = []
     numbers: list[str] = []
     ufuncs: list[tuple[str, str]] = []
 
@@ -235,6 +237,7 @@ def _statement(node: ast.Assign) -> _Statement | None:
         if isinstance(e, ast.Subscript):
             if isinstance(e.value, ast.Name) and isinstance(e.slice, ast.Name) and e.slice.id == mask:
                 reads.append(e.value.id)
+                order.append((e.lineno, e.end_lineno, e.col_offset, e.end_col_offset))
                 return True
             return False
         if isinstance(e, ast.Name):
@@ -259,12 +262,12 @@ def _statement(node: ast.Assign) -> _Statement | None:
 
     if not ok(node.value) or not reads:
         return None
-    return _Statement(t.value.id, mask, tuple(reads), tuple(numbers), tuple(ufuncs),
+    return _Statement(t.value.id, mask, tuple(reads), tuple(order), tuple(numbers), tuple(ufuncs),
                       (t.lineno, t.end_lineno, t.col_offset, t.end_col_offset))
 
 
-def _site(code: Any, at: int, op: int) -> _Statement | None:
-    """The statement whose subscript the instruction ``op`` at ``at`` executes, or None."""
+def _site(code: Any, at: int, op: int) -> tuple[_Statement, tuple] | None:
+    """(the statement whose subscript the instruction ``op`` at ``at`` executes, its position), or None."""
     start = instruction_at(code.co_code, at, op)
     if start < 0:
         return None
@@ -273,19 +276,23 @@ def _site(code: Any, at: int, op: int) -> _Statement | None:
     stmt = _statements(code.co_filename).get(pos) if pos is not None else None
     if stmt is None or (op == _STORE_SUBSCR) != (pos == stmt.store):
         return None
-    return stmt
+    return stmt, pos
 
 
-def _read_site(code: Any, at: int) -> _Statement | None:
-    return _site(code, at, _BINARY_SUBSCR)
+def _read_site(code: Any, at: int) -> tuple[_Statement, int] | None:
+    """(the statement, which of its reads this is), or None."""
+    got = _site(code, at, _BINARY_SUBSCR)
+    return None if got is None or got[1] not in got[0].order else (got[0], got[0].order.index(got[1]))
 
 
 def _store_site(code: Any, at: int) -> _Statement | None:
-    return _site(code, at, _STORE_SUBSCR)
+    got = _site(code, at, _STORE_SUBSCR)
+    return None if got is None else got[0]
 
 
-# (id of the frame, statement, mask, mask's node): the statement whose reads are whole arrays, until its store
-# (or the end of the cell, ``forget``: a statement that raised before its store)
+# [id of the frame, statement, mask, mask's node, the read that comes next]: the statement whose reads are whole
+# arrays, until its store (or the end of the cell, ``forget``: a statement that raised before its store; its
+# next run begins at its first read again, and is checked again there)
 _ACTIVE: list = [None]
 
 
@@ -317,13 +324,18 @@ def whole_read(x: LazyArray, mask: Any) -> bool:
     if type(mask) is not LazyArray or not _whole_mask(x, mask) or errors_raise():
         return False
     frame = sys._getframe(2)  # (the caller of LazyArray.__getitem__)
-    stmt = at_site(frame, _read_site)
-    if stmt is None:
+    site = at_site(frame, _read_site)
+    if site is None:
         return False
+    stmt, i = site
     node = mask._current()
     got = _ACTIVE[0]
-    if got is not None and got[0] == id(frame) and got[1] is stmt and got[2] is mask and got[3] is node:
-        return True  # (a later read of a statement checked at its first)
+    if i:  # (a later read of a statement checked at its first read, in this run of it)
+        if got is not None and got[4] == i and got[0] == id(frame) and got[1] is stmt and got[2] is mask \
+                and got[3] is node:
+            got[4] += 1
+            return True
+        return False
     _ACTIVE[0] = None
     try:
         if _lookup(frame, stmt.mask) is not mask or any(
@@ -339,7 +351,7 @@ def whole_read(x: LazyArray, mask: Any) -> bool:
                 return False
     except Exception:  # noqa: BLE001 - a name not bound yet, an odd object: NumPy's own read
         return False
-    _ACTIVE[0] = (id(frame), stmt, mask, node)
+    _ACTIVE[0] = [id(frame), stmt, mask, node, 1]
     return True
 
 

@@ -102,3 +102,15 @@ def test_a_tuple_of_masked_values_is_numpys_reads():
     jf.run_cell(MANDEL, ns, backend="cpu")
     for k in ("Zr", "Zi", "counts"):
         np.testing.assert_array_equal(ns[k], ref[k])
+
+
+def test_a_masked_statement_that_raised_is_checked_again_at_its_next_run():
+    """Its reads and the numbers it reads are checked at its first read: a run that raised between its reads
+    and its store leaves that check behind, and the next run of the statement (a name rebound to an array in
+    between) is checked anew, not taken for the rest of the run that raised."""
+    src = ("out = []\nfor k in (2.0, 1.0, np.arange(5.0)):\n    try:\n"
+           "        x[m] = x[m] * (1 / (k - 1.0)) + y[m]\n    except (ZeroDivisionError, ValueError) as e:\n"
+           "        out.append(type(e).__name__)\n")
+    setup = "x = np.arange(5.0); y = np.ones(5); m = np.array([True, False, True, True, False])"
+    for opts in ({"backend": "cpu"}, {"backend": "numpy"}):
+        check(src, setup, **opts)
