@@ -33,8 +33,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import fmt, fstrings, guards, lazyrandom, program, views
-from . import fperrors
+from . import fmt, fperrors, fstrings, guards, lazyrandom, program, views
 from .fperrors import errors_raise
 from .backends import compiler
 from .backends.numpy import resolve as resolve_value  # (a view of available storage, computed)
@@ -544,8 +543,8 @@ def misses(entry: Entry, user: dict) -> list[str]:
     for name, module in entry.modules:
         if sys.modules.get(name) is not module:
             return [f"module {name}: no longer the module imported when the plan was recorded"]
-    if entry.errmodes is not None and fperrors.modes() != entry.errmodes:
-        now = fperrors.modes()
+    now = fperrors.modes()
+    if entry.errmodes is not None and now != entry.errmodes:
         changed = ", ".join(f"{k}={entry.errmodes[k]!r} -> {now[k]!r}" for k in now if now[k] != entry.errmodes[k])
         return [f"NumPy's error state (np.seterr/np.errstate) is not the one the cell began in last time: {changed}"]
     return []
@@ -634,7 +633,7 @@ def _run_tape(entry: Entry, values: dict, backend: Any, report: Any, host: Any, 
         report.program_note = "replayed kernel by kernel (--no-compile-plan)"
     elif host is not None or getattr(backend, "call_spec", None) is None:
         report.program_note = f"replayed kernel by kernel (the {backend.name} backend compiles no programs)"
-    elif errors_raise() or entry.raises:
+    elif _raises(entry):
         report.program_note = "replayed kernel by kernel (under np.errstate(...='raise'): compiled code raises no FloatingPointError)"
     else:
         prog = _program(entry, backend, report)
@@ -704,6 +703,12 @@ def _step(step: tuple, values: dict, backend: Any, report: Any, host: Any, print
         printed.append(sep.join(parts) + end)
 
 
+def _raises(entry: Entry) -> bool:
+    """Does a floating-point error raise in this replay (NumPy's state now, or a step's)? Compiled code raises
+    no FloatingPointError: such a replay runs kernel by kernel."""
+    return errors_raise() or entry.raises
+
+
 def _program(entry: Entry, backend: Any, report: Any) -> Any:
     """The entry's tape compiled as a program (made at the first replay that can use one), or None.
     Where compiles run in the background (``backends/compiler.py``), the program is built and compiled
@@ -737,7 +742,7 @@ def _program(entry: Entry, backend: Any, report: Any) -> Any:
 def compiling(entry: Entry, backend: Any, report: Any) -> bool:
     """Is the entry's program compiling in the background (its build started here, if not yet)? A replay
     now would run kernel by kernel; False where no program will come (none pays, or compiles run at once)."""
-    if not compiler.background() or getattr(backend, "compile_block", None) is None or errors_raise() or entry.raises:
+    if not compiler.background() or getattr(backend, "compile_block", None) is None or _raises(entry):
         return False
     _program(entry, backend, report)
     return bool(entry.program_jobs) and not entry.program_jobs[0].done.is_set()

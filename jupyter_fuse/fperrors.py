@@ -46,10 +46,10 @@ def _current() -> list:
     """[state object, ``np.geterr()``, do they raise?] for NumPy's current error state, kept per
     error-state object (a new object each time errstate/seterr changes it; the one kept stays alive,
     so its id is not reused): asked once per traced op and per replayed plan."""
-    state = _EXTOBJ.get() if _EXTOBJ is not None else None
-    if state is None or state is not _errors[0]:
+    now = state()
+    if now is None or now is not _errors[0]:
         modes = np.geterr()
-        _errors[:] = [state, modes, raising(modes)]
+        _errors[:] = [now, modes, raising(modes)]
     return _errors
 
 

@@ -41,8 +41,8 @@ MAX_KERNEL_OPS = 256  # beyond this a kernel is cut: compile time grows faster t
 # kernels of 180), and a kernel reading that many saves little over two
 MAX_KERNEL_READS = 32
 # ... and beyond this many selects (``np.where``) where they read nothing that changes along the loop: LLVM's
-# optimizer takes time exponential in a chain of them (a CRC of one row, bit by bit, 50 selects in a kernel:
-# 16 took 0.9 s, 24 took 56 s, 50 did not end in 10 minutes, in the background compile)
+# optimizer takes time that grows exponentially in a chain of them (bench/realworld.py's hamming_crc, a CRC of
+# one row bit by bit, 50 selects in a kernel: its compile did not end)
 MAX_KERNEL_SELECTS = 16
 
 

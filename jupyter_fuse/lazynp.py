@@ -109,11 +109,15 @@ def _wrap_out(r: Any, others: list, sub: dict, tape: Any, s: Any) -> Any:
         lz = next((lz for lz in others if r is sub[id(lz)]), None)
         if lz is not None:
             return lz
-    elif type(r) is tuple or isinstance(r, tuple) and hasattr(type(r), "_make"):
-        if any(isinstance(i, np.ndarray) and any(i is v for v in sub.values()) for i in r):
-            items = [_wrap_out(i, others, sub, tape, s) for i in r]
-            return type(r)._make(items) if hasattr(type(r), "_make") else tuple(items)
+    elif isinstance(r, tuple):
+        return _tuple_like(r, [_wrap_out(i, others, sub, tape, s) for i in r])
     return _wrap_result(r, tape, s)
+
+
+def _tuple_like(r: tuple, items: list) -> tuple:
+    """``items`` as a tuple of ``r``'s kind (a named tuple stays one: ``np.linalg.svd(a).S``,
+    ``np.unique(x, return_counts=True)``'s in NumPy 2)."""
+    return type(r)._make(items) if hasattr(type(r), "_make") else tuple(items)
 
 
 def _call_recipe(x: Any, marks: dict, tape: Any) -> Any:
@@ -285,9 +289,7 @@ def _wrap_result(r: Any, tape: Any = None, s: Any = None) -> Any:
     if isinstance(r, lazyrandom.GENERATORS):
         return lazyrandom.wrap(r, None, "a generator the cell made")
     if isinstance(r, tuple):
-        items = [_wrap_result(i, tape, s) for i in r]
-        # (a named tuple stays one: ``np.linalg.svd(a).S``, ``np.unique(x, return_counts=True)``'s in NumPy 2)
-        return type(r)._make(items) if hasattr(type(r), "_make") else tuple(items)
+        return _tuple_like(r, [_wrap_result(i, tape, s) for i in r])
     if isinstance(r, list) and any(isinstance(i, np.ndarray) for i in r):
         return [_wrap_result(i, tape, s) for i in r]
     return r

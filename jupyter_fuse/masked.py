@@ -22,7 +22,7 @@ import operator
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -300,19 +300,22 @@ def forget() -> None:
     _ACTIVE[0] = None
 
 
-def _lookup(frame: Any, name: str) -> Any:
-    """``name`` as the statement will load it (the cell's namespace reads, and wraps, a name not read yet)."""
-    local = frame.f_locals
-    if name in local:
-        return local[name]
-    g = frame.f_globals
-    if g is not local and name in g or g is local:
-        try:
-            return g[name]
-        except KeyError:
-            pass
-    b = g.get("__builtins__")
-    return getattr(b, name) if hasattr(b, name) else b[name]
+def _loader(frame: Any) -> Callable[[str], Any]:
+    """Names as the statement will load them (the cell's namespace reads, and wraps, a name not read yet).
+    (``f_locals`` once: a function's frame builds that dict anew at each access.)"""
+    local, g = frame.f_locals, frame.f_globals
+
+    def load(name: str) -> Any:
+        if name in local:
+            return local[name]
+        if g is local or name in g:
+            try:
+                return g[name]
+            except KeyError:
+                pass
+        b = g.get("__builtins__")
+        return getattr(b, name) if hasattr(b, name) else b[name]
+    return load
 
 
 def _numeric(v: Any) -> bool:
@@ -338,16 +341,17 @@ def whole_read(x: LazyArray, mask: Any) -> bool:
         return False
     _ACTIVE[0] = None
     try:
-        if _lookup(frame, stmt.mask) is not mask or any(
+        load = _loader(frame)
+        if load(stmt.mask) is not mask or any(
                 not (type(a) is LazyArray and a.shape == mask.shape and not a.scalar) for a in
-                [_lookup(frame, n) for n in (stmt.target,) + stmt.reads]) \
-                or not all(_numeric(_lookup(frame, n)) for n in stmt.numbers):
+                [load(n) for n in (stmt.target,) + stmt.reads]) \
+                or not all(_numeric(load(n)) for n in stmt.numbers):
             return False
         for mod, name in stmt.ufuncs:
-            module = _lookup(frame, mod)
+            module = load(mod)
             f = getattr(module, name, None)
             f = getattr(f, "_ufunc", f)  # (lazynp.LazyUfunc's)
-            if not (any(module is m for m in _numpy_modules()) and isinstance(f, np.ufunc) and f.nout == 1):
+            if not ((module is np or module is _lazy_numpy()) and isinstance(f, np.ufunc) and f.nout == 1):
                 return False
     except Exception:  # noqa: BLE001 - a name not bound yet, an odd object: NumPy's own read
         return False
@@ -355,10 +359,10 @@ def whole_read(x: LazyArray, mask: Any) -> bool:
     return True
 
 
-def _numpy_modules() -> tuple:
-    from .lazynp import LAZY_NUMPY
+def _lazy_numpy() -> Any:
+    from .lazynp import LAZY_NUMPY  # (lazynp builds on this module's importer, trace)
 
-    return (LAZY_NUMPY, np)
+    return LAZY_NUMPY
 
 
 def whole_store(x: LazyArray, index: Any, value: Any) -> Any:

@@ -508,9 +508,10 @@ def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, 
         blk.parts = roll(blk.parts, {v for v, _ in blk.outputs}, blk)
         roots = [_root(blk, v) for v, _ in blk.outputs]
         blk.returns = list(dict.fromkeys(r for r, _, _ in roots))
-        why = _too_big(blk, unrolled)
+        own = _unrolled_calls(blk.parts)
+        why = _too_big(blk, unrolled, own)
         if not why:
-            unrolled += _unrolled_calls(blk.parts)
+            unrolled += own
         if why:  # this block's steps run as they are (their values all go back to the replay's values)
             too_big = too_big or why
             cut = cut or any(s[0] == "call" for s in blk.steps)
@@ -573,17 +574,17 @@ def _destinations(instr: Instr) -> list[int]:
     return out
 
 
-def _too_big(blk: Block, unrolled: int = 0) -> str:
+def _too_big(blk: Block, unrolled: int, own: int) -> str:
     """Why the rolled-up block is not compiled (numba's compile time grows faster than linearly with its
     calls and its arrays), or "" when it is. ``unrolled``: the calls of the program's blocks compiled before
     it that hardly roll (as many calls as launches, or nearly): such blocks, cut apart by calls outside the
     trace (a random draw each step), share one budget of MAX_CALLS; past it compiling them costs seconds
-    for each few microseconds a replay saves."""
+    for each few microseconds a replay saves. ``own``: this block's share of that budget (``_unrolled_calls``)."""
     calls = _calls(blk.parts)
     if calls > MAX_CALLS:
         return (f"rolled up, it still makes {calls} kernel calls (the steps differ): compiling them would "
                 f"cost more than it saves, from {MAX_CALLS}")
-    if unrolled + _unrolled_calls(blk.parts) > MAX_CALLS:
+    if unrolled + own > MAX_CALLS:
         return (f"rolled up, its blocks still make {unrolled + calls} kernel calls (the steps differ): compiling "
                 f"them would cost more than it saves, from {MAX_CALLS}")
     arrays = len(blk.inputs) + len(blk.returns) + _tupled(blk.parts, blk)

@@ -107,7 +107,7 @@ class Session:
         self.pending = 0  # ops traced since the graph was last flushed
         # NumPy's error state the pending ops were made under (np.errstate: ``_switched``), and where it
         # changed while ops were pending: (the values pending then, the old modes)
-        self._state, self._modes = fperrors.state(), np.geterr()
+        self._state, self._modes = fperrors.state(), fperrors.modes()
         self._switch: tuple[list[Node], dict] | None = None
         self._under: dict | None = None  # the modes ``_compute_switched`` computes under
         # pending assignments (setitem nodes) -> the traced ops that read them, directly or through a view
@@ -208,7 +208,7 @@ class Session:
             # (the nodes themselves: an op made again in the new state is the same node, computed once, under
             # the state it was first made in, as NumPy warned at that first line)
             self._switch = ([b.node for b in self._live_buffers() if b.node not in self.values], self._modes)
-        self._state, self._modes = fperrors.state(), np.geterr()
+        self._state, self._modes = fperrors.state(), fperrors.modes()
 
     def _compute_switched(self) -> None:
         """Compute the values pending from before the error state changed, under the old state."""

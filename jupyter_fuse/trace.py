@@ -1242,10 +1242,9 @@ class Flags:
         object.__setattr__(self, "_lz", lz)
 
     def _real(self) -> Any:
-        from .lazynp import eager_call
+        from .lazynp import eager_method
 
-        return eager_call(operator.attrgetter("flags"), (self._lz,), {}, ".flags",
-                          ".flags is not traced: it is read from the computed array")
+        return eager_method(self._lz, "flags")  # (the computed array's, read outside the trace)
 
     def __getattr__(self, name: str) -> Any:
         return self._lz._writeable if name in _WRITEABLE else getattr(self._real(), name)

@@ -783,7 +783,8 @@ def test_fancy_indexing_and_bincount_in_a_loop_are_made_natively_in_a_compiled_p
 
     for r in _compiled_replays(src, fresh(), monkeypatch):
         assert "iterations of" in r.program and "python" not in r.program, r.program
-    assert any(k[0] == "native" for k in cpu_single._FNS)
+    if "g[m] = " not in src:  # (the red-black sweep is a masked statement, masked.py: elementwise, no gather)
+        assert any(k[0] == "native" for k in cpu_single._FNS)
 
 
 def test_a_mask_that_now_selects_other_elements_traces_the_cell_again(monkeypatch):
@@ -847,7 +848,7 @@ def test_a_block_too_big_to_compile_replays_kernel_by_kernel_beside_compiled_one
     them, Python's) stays compiled; the values are NumPy's."""
     from jupyter_fuse import program
 
-    monkeypatch.setattr(program, "_too_big", lambda blk, unrolled=0: "too big" if any(s[0] == "sync" for s in blk.steps) else "")
+    monkeypatch.setattr(program, "_too_big", lambda blk, *budget: "too big" if any(s[0] == "sync" for s in blk.steps) else "")
     src = ("y = x * 1.0\nys = []\nfor i in range(10):\n    y = y * 0.5 + 1.0\n    ys.append(y)\n"
            "    s = float(y.sum())\nk = np.count_nonzero(ys[0] > 1.5)\nr = x + k\nfor i in range(8):\n    r = r * 0.5 + ys[i]\n")
     for r in _compiled_replays(src, {"x": np.arange(3.0)}, monkeypatch):
