@@ -544,8 +544,8 @@ class Session:
             n = stack.pop()
             if n not in live:
                 live.add(n)
-                if n not in values:
-                    stack.extend(n.args)
+                if n not in values or n.op == "view":  # (a kernel reads a view through its storage, even
+                    stack.extend(n.args)  # where the view's own value is stored: toposort(views=True))
         inputs = self.inputs
         self.values = {n: v for n, v in values.items()
                        if n in live or n.op == "const" or n.op == "input" and n.params[0] in inputs}

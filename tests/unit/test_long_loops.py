@@ -219,6 +219,23 @@ def test_a_sync_every_step_stores_the_loops_state(backend):
     assert max(len(k["ops"]) for k in r.kernel_list) <= 12
 
 
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_a_value_pending_over_a_loop_keeps_the_storage_its_view_reads(backend, monkeypatch):
+    """``m0 = U[0].sum()`` stays pending while a loop's syncs compute ``U[0]`` (the same view node, stored).
+    A sweep for unreachable values stopped at that stored view and dropped the storage under it, which
+    ``m0``'s kernel reads through the view: a KeyError at the cell's end (a shock-tube solver: ``mass0``)."""
+    monkeypatch.setattr(session, "GC_AT", 4)
+    source = ("U = np.array([a, a * 2.0, a * 3.0])\nm0 = U[0].sum() * 0.5\nfor i in range(n):\n"
+              "    r = U[0]\n    s = float(np.max(np.abs(r) + U[2]))\n    U = U * 0.5 + s\n")
+    ns = {"np": np, "a": np.linspace(0.0, 1.0, 8), "n": 12}
+    ref = dict(ns)
+    jupyter_fuse.run_cell(source, ns, backend=backend, cache=False)
+    exec(source, ref)
+    for name in ("U", "m0", "s", "r"):
+        np.testing.assert_array_equal(ns[name], ref[name])
+        assert type(ns[name]) is type(ref[name])
+
+
 @pytest.mark.parametrize("update", ["w -= lr * (X @ w)[:4]", "w = w - lr * np.exp(X[:, 0] * w[0])[:4]"])
 def test_a_sync_now_and_then_stores_what_the_next_updates_read(update):
     """A training loop whose loss a ``float()`` reads every 5 epochs: the sync computes the weights on the
