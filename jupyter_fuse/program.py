@@ -66,11 +66,23 @@ class Instr:
 
     @functools.cached_property
     def params(self) -> tuple:
-        """The call's scalar arguments (``("param", value, ...)``), in order: a loop's iterations may pass
-        others (``1 - beta1 ** t``: a coefficient that changes every step) to the same kernel."""
-        if self.scalars is not None:
-            return self.scalars
-        return tuple(a[1] for a in self.spec.args if a[0] == "param")
+        """The call's scalar arguments, in order: its sizes (``const``), scalars (``param``) and the strides
+        of its reads and destination. A loop's iterations may pass others to the same kernel (``1 - beta1
+        ** t``: a coefficient that changes every step; ``s[2 * d::d]``: a slice of another length and
+        stride each step): ``_tables`` tables those that differ, and the program reads them per step."""
+        floats = iter(self.scalars if self.scalars is not None else ())
+        out: list[Any] = []
+        for a in self.spec.args:
+            kind = a[0]
+            if kind == "const":
+                out.append(np.int64(a[1]))
+            elif kind == "param":
+                out.append(next(floats, a[1]))
+            elif kind == "read":
+                out += [np.int64(x) for x in a[2][1:]]
+            elif kind == "dst":
+                out += [np.int64(x) for x in a[4][1:]]
+        return tuple(out)
 
 
 @dataclass

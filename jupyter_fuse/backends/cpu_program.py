@@ -110,17 +110,19 @@ class _Emitter:
         offs = iter(zip(instr.spec.offsets, moves))
         names: list[str] = []
         args: list[str] = []
-        q = 0  # (the scalar argument's position among the call's: ``tables`` counts them so)
+        slot = iter(range(len(instr.params)))
+
+        def scalar() -> str:  # the next of ``instr.params``: this step's row of a table, or the value
+            q = next(slot)  # (an argument, not a literal: numba would compile a kernel per literal)
+            return tables.get(q) or self.param(instr.params[q])
+
         for a in instr.spec.args:
             kind = a[0]
-            if kind == "const":  # (an argument, not a literal: numba would compile a kernel per literal)
-                args.append(self.param(np.int64(a[1])))
-            elif kind == "param":
-                args.append(tables.get(q) or self.param(instr.params[q]))
-                q += 1
+            if kind in ("const", "param"):
+                args.append(scalar())
             elif kind == "read":
                 args.append(next(reads))
-                args += [self.offset(*next(offs))] + [self.param(np.int64(x)) for x in a[2][1:]]
+                args += [self.offset(*next(offs))] + [scalar() for _ in a[2][1:]]
             elif kind == "out":
                 var = next(outs)
                 name = f"{prefix}{len(names)}"
@@ -140,7 +142,7 @@ class _Emitter:
                     self.lines.append(f"{pad}{name} = {src}.copy()")
                 names.append(name)
                 args.append(name)
-                args += [self.offset(*next(offs))] + [self.param(np.int64(x)) for x in a[4][1:]]
+                args += [self.offset(*next(offs))] + [scalar() for _ in a[4][1:]]
         self.lines.append(f"{pad}{self.fn(instr.spec)}({', '.join(args)})  # {instr.name}{_lines(instr)}")
         return names
 

@@ -857,14 +857,15 @@ def test_a_block_too_big_to_compile_replays_kernel_by_kernel_beside_compiled_one
 
 def test_blocks_that_do_not_roll_share_one_budget_of_calls(monkeypatch):
     """Blocks cut apart by a call outside the trace each step (a random draw), whose kernels differ from step
-    to step (another element each time), do not roll: each compiles a call per launch. Past MAX_CALLS of those
+    to step (another function each time), do not roll: each compiles a call per launch. Past MAX_CALLS of those
     in all (here 8) the rest replay kernel by kernel (a simulated annealing's 7,000 launches compiled for
     40 s); a block that rolls is compiled whatever the budget says. The values are NumPy's."""
     from jupyter_fuse import program
 
     monkeypatch.setattr(program, "MAX_CALLS", 8)
     src = ("rng = np.random.default_rng(3)\nfor i in range(1, 7):\n    d = rng.permutation(x)[:i]\n"
-           "    x[:i] = x[:i] * 0.5 + d\n    x[i:] += 1.0\n"
+           "    f = [np.sin, np.cos, np.exp, np.tanh, np.arctan, np.log1p][i - 1]\n"
+           "    x[:i] = f(x[:i]) * 0.5 + d\n    x[i:] += 1.0\n"
            "for i in range(40):\n    y[1:] = y[:-1] * 0.5 + 1.0\n")
     for r in _compiled_replays(src, {"x": np.arange(8.0), "y": np.arange(3.0)}, monkeypatch):
         assert re.search(r"compiled: k\d+, k\d+, 40 iterations of", r.program), r.program  # the rolled loop
@@ -1006,13 +1007,30 @@ def test_a_value_written_in_place_each_outer_iteration_is_kept_as_it_was(monkeyp
     assert any("iterations of (" in rep.program for rep in reps)
 
 
+@pytest.mark.parametrize("src", [
+    "s = np.zeros(n + 1, dtype=np.int64)\nfor d in range(1, n // 2 + 1):\n    s[2 * d::d] += d\n",
+    "A = M.copy()\nfor k in range(len(A) - 1):\n    A[k + 1:, k] /= A[k, k]\n"
+    "    A[k + 1:, k + 1:] -= A[k + 1:, k][:, None] * A[k, k + 1:]\n",
+    "v = x.copy()\nfor w in range(1, 40):\n    v[:-w] = 0.5 * (v[:-w] + v[w:])\n",
+])
+def test_a_loop_whose_slices_change_length_and_stride_each_step_rolls_into_one_compiled_loop(src, monkeypatch):
+    # a sieve's s[2 * d::d] (another stride and length each step), an LU elimination's shrinking trailing
+    # block, a window that narrows: one kernel each, its sizes and strides its arguments, so the steps
+    # are one call reading a table of them (they ran kernel by kernel, a launch per step, before)
+    r = np.random.default_rng(8)
+    inputs = {"n": 200, "M": r.uniform(1, 2, (12, 12)) + 12 * np.eye(12), "x": r.normal(size=100)}
+    for rep in _compiled_replays(src, inputs, monkeypatch):
+        assert "kernel by kernel" not in rep.program and re.search(r"\d\d+ iterations of \(k", rep.program), rep.program
+
+
 def _compiled_replays(src: str, inputs: dict, monkeypatch: Any, runs: int = 2) -> list:
     """The reports of ``runs`` replays of ``src`` after its traced run (cpu backend, a program from the first
     launch on): each a hit replayed as a compiled program, NumPy's values (``Twin``)."""
     from jupyter_fuse import program
 
     monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
-    twin = Twin(lambda: {"np": np, **{k: v.copy() for k, v in inputs.items()}}, backend="cpu")
+    twin = Twin(lambda: {"np": np, **{k: v.copy() if isinstance(v, np.ndarray) else v for k, v in inputs.items()}},
+                backend="cpu")
     twin.run(src)
     reports = [twin.run(src) for _ in range(runs)]
     for r in reports:
