@@ -4790,6 +4790,887 @@ PROGRAMS += [
                                                  "small": dict(n=60, n_frames=20, n_grid=20)}),
 ]
 
+# -- a fifth batch, by a helper agent (2026-12-06): reaction-diffusion in float32, a CNN forward pass by
+# sliding_window_view and einsum, batch norm + dropout with early stopping, a character Markov chain by
+# np.searchsorted, edit distances row by row, Richardson-Lucy by FFT, a ray tracer with a Sphere class,
+# Lanczos, an (s, S) inventory simulation in int32, bilinear resizing of a uint8 image, a forest-fire
+# automaton, a stateful biquad filter bank, Jacobi eigenvalue sweeps, an HLL shock tube, a Hough transform
+
+# -- 1. Gray-Scott reaction-diffusion (Karl Sims' tutorial, Pearson's "spots" parameters) in float32
+# throughout: a five-point Laplacian by np.roll in a helper, in-place updates, a list of float() masses
+GRAY_SCOTT = """\
+import numpy as np
+
+def laplacian(Z):
+    return (np.roll(Z, 1, axis=0) + np.roll(Z, -1, axis=0) +
+            np.roll(Z, 1, axis=1) + np.roll(Z, -1, axis=1) - 4 * Z)
+
+U = np.ones((n, n), dtype=np.float32)
+V = np.zeros((n, n), dtype=np.float32)
+r, c = n // 10, n // 2
+U[c - r:c + r, c - r:c + r] = 0.50
+V[c - r:c + r, c - r:c + r] = 0.25
+U += 0.05 * noise
+V += 0.05 * noise
+
+Du, Dv = np.float32(0.16), np.float32(0.08)
+F, k = np.float32(0.035), np.float32(0.065)
+mass = []
+for i in range(steps):
+    uvv = U * V * V
+    U += Du * laplacian(U) - uvv + F * (1 - U)
+    V += Dv * laplacian(V) + uvv - (F + k) * V
+    if i % 50 == 0:
+        mass.append(float(V.sum()))
+spots = int((V > 0.2).sum())
+print(f"V in [{V.min():.4f}, {V.max():.4f}], mean {V.mean():.5f}, {spots} cells above 0.2, dtype {U.dtype}")
+print("mass of V every 50 steps:", [round(m, 2) for m in mass])
+"""
+
+
+def _gray_scott(n: int, steps: int) -> dict:
+    r = _rng(61)
+    return {"n": n, "steps": steps, "noise": r.random((n, n), dtype=np.float32)}
+
+
+# -- 2. A CNN forward pass from scratch (a deep-learning course's "conv by hand" notebook): im2col by
+# sliding_window_view and einsum, checked against a loop over the kernel offsets with np.tensordot,
+# 2x2 max pooling by reshape, a lambda relu, a stable softmax, predicted class counts
+CNN_IM2COL = """\
+from numpy.lib.stride_tricks import sliding_window_view
+
+def conv2d(x, w, b):
+    # x: (N, C, H, W), w: (F, C, kh, kw) -> (N, F, H-kh+1, W-kw+1), 'valid' cross-correlation
+    kh, kw = w.shape[2:]
+    cols = sliding_window_view(x, (kh, kw), axis=(2, 3))   # N, C, Ho, Wo, kh, kw
+    return np.einsum("nchwij,fcij->nfhw", cols, w) + b[None, :, None, None]
+
+def conv2d_loops(x, w, b):
+    F_, C, kh, kw = w.shape
+    N, _, H, W = x.shape
+    out = np.zeros((N, F_, H - kh + 1, W - kw + 1))
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i:i + H - kh + 1, j:j + W - kw + 1]
+            out += np.tensordot(patch, w[:, :, i, j], axes=([1], [1])).transpose(0, 3, 1, 2)
+    return out + b.reshape(1, -1, 1, 1)
+
+def maxpool2(x):
+    N, C, H, W = x.shape
+    return x[:, :, :H // 2 * 2, :W // 2 * 2].reshape(N, C, H // 2, 2, W // 2, 2).max(axis=(3, 5))
+
+relu = lambda z: np.maximum(z, 0)
+
+h1 = maxpool2(relu(conv2d(images, W1, b1)))
+h1_check = maxpool2(relu(conv2d_loops(images, W1, b1)))
+print("im2col and loop convolutions agree:", np.allclose(h1, h1_check), float(np.abs(h1 - h1_check).max()))
+h2 = maxpool2(relu(conv2d(h1, W2, b2)))
+flat = h2.reshape(len(images), -1)
+logits = flat @ Wfc + bfc
+logits -= logits.max(axis=1, keepdims=True)
+probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+pred = probs.argmax(axis=1)
+dead = (h2 == 0).all(axis=(0, 2, 3))
+print(f"feature maps {h1.shape} -> {h2.shape}, {dead.sum()} dead filters, mean max-prob {probs.max(axis=1).mean():.4f}")
+print("predicted class counts:", np.bincount(pred, minlength=Wfc.shape[1]).tolist())
+"""
+
+
+def _cnn(n: int, hw: int, f1: int, f2: int) -> dict:
+    r = _rng(62)
+    yy, xx = np.mgrid[0:hw, 0:hw] / hw
+    # strokes: a random oriented bar on noise, like badly drawn digits
+    ang = r.uniform(0, np.pi, n)[:, None, None]
+    off = r.uniform(-0.2, 0.2, n)[:, None, None]
+    bar = np.exp(-(((xx - 0.5) * np.cos(ang) + (yy - 0.5) * np.sin(ang) - off) ** 2) / 0.005)
+    images = (bar + 0.1 * r.standard_normal((n, hw, hw)))[:, None]
+    h = (hw - 2) // 2
+    h = (h - 2) // 2
+    return {"np": np, "images": images,
+            "W1": r.normal(0, 0.5, (f1, 1, 3, 3)), "b1": r.normal(0, 0.1, f1),
+            "W2": r.normal(0, np.sqrt(2 / (9 * f1)), (f2, f1, 3, 3)), "b2": r.normal(0, 0.1, f2),
+            "Wfc": r.normal(0, np.sqrt(1 / (f2 * h * h)), (f2 * h * h, 10)), "bfc": np.zeros(10)}
+
+
+# -- 3. Batch norm and inverted dropout by hand (CS231n assignment 2 in a regression setting): a seeded
+# Generator for the masks and the batch order, running statistics updated through ``global`` in a
+# forward function, the batch-norm backward pass, SGD with momentum over a list of parameter arrays,
+# early stopping on a float() validation loss with patience and the best parameters restored
+BN_DROPOUT = """\
+rng = np.random.default_rng(7)
+d_in = Xtr.shape[1]
+W1 = rng.normal(0, np.sqrt(2 / d_in), (d_in, hidden))
+gamma, beta = np.ones(hidden), np.zeros(hidden)
+W2 = rng.normal(0, np.sqrt(1 / hidden), (hidden, 1))
+b2 = np.zeros(1)
+params = [W1, gamma, beta, W2, b2]
+vel = [np.zeros_like(p) for p in params]
+run_mean, run_var = np.zeros(hidden), np.ones(hidden)
+eps, p_keep, mom = 1e-5, 0.8, 0.9
+
+def forward(X, train):
+    global run_mean, run_var
+    z = X @ W1
+    if train:
+        mu, var = z.mean(0), z.var(0)
+        run_mean = 0.9 * run_mean + 0.1 * mu
+        run_var = 0.9 * run_var + 0.1 * var
+    else:
+        mu, var = run_mean, run_var
+    zhat = (z - mu) / np.sqrt(var + eps)
+    a = np.maximum(gamma * zhat + beta, 0)
+    mask = None
+    if train:
+        mask = (rng.random(a.shape) < p_keep) / p_keep
+        a = a * mask
+    out = (a @ W2 + b2).ravel()
+    return out, (z, var, zhat, a, mask)
+
+def backward(X, y, out, cache):
+    z, var, zhat, a, mask = cache
+    n = len(y)
+    dout = (2.0 / n) * (out - y)[:, None]
+    dW2 = a.T @ dout
+    db2 = dout.sum(0)
+    da = dout @ W2.T * mask
+    da[a <= 0] = 0
+    dgamma = (da * zhat).sum(0)
+    dbeta = da.sum(0)
+    dzhat = da * gamma
+    dz = (n * dzhat - dzhat.sum(0) - zhat * (dzhat * zhat).sum(0)) / (n * np.sqrt(var + eps))
+    return [X.T @ dz, dgamma, dbeta, dW2, db2]
+
+best, best_epoch, patience, wait = np.inf, -1, 4, 0
+history = []
+for epoch in range(max_epochs):
+    order = rng.permutation(len(Xtr))
+    for s in range(0, len(order), batch):
+        idx = order[s:s + batch]
+        out, cache = forward(Xtr[idx], True)
+        grads = backward(Xtr[idx], ytr[idx], out, cache)
+        for p, v, g in zip(params, vel, grads):
+            v *= mom
+            v -= lr * g
+            p += v
+    val_out, _ = forward(Xval, False)
+    val_loss = float(np.mean((val_out - yval) ** 2))
+    history.append(val_loss)
+    if val_loss < best - 1e-4:
+        best, best_epoch, wait = val_loss, epoch, 0
+        best_params = [p.copy() for p in params]
+    else:
+        wait += 1
+        if wait >= patience:
+            print(f"early stop at epoch {epoch}")
+            break
+W1, gamma, beta, W2, b2 = best_params
+final, _ = forward(Xval, False)
+print(f"best val MSE {best:.5f} at epoch {best_epoch}; restored MSE {np.mean((final - yval) ** 2):.5f}; "
+      f"baseline {np.var(yval):.5f}")
+print("val loss history:", np.round(history, 4))
+"""
+
+
+def _bn_dropout(n: int, d: int, hidden: int, max_epochs: int, batch: int) -> dict:
+    r = _rng(63)
+    X = r.standard_normal((n, d))
+    a = r.standard_normal(d) / np.sqrt(d)
+    y = np.sin(2 * X @ a) + 0.3 * (X[:, 0] * X[:, 1]) + 0.1 * r.standard_normal(n)
+    m = int(0.8 * n)
+    return {"np": np, "Xtr": X[:m], "ytr": y[:m], "Xval": X[m:], "yval": y[m:], "hidden": hidden,
+            "max_epochs": max_epochs, "batch": batch, "lr": 0.02}
+
+
+# -- 4. A character-level Markov chain ("Markov text generator" exercise): bytes by np.frombuffer,
+# np.unique(return_inverse=True), bigram counts by np.add.at, rows of cumulative probabilities and a
+# np.searchsorted draw per character in a Python loop, text back by bytes(); then many chains at once by
+# comparing uniforms with the rows of the CDF, and the stationary distribution by power iteration
+MARKOV_TEXT = """\
+codes = np.frombuffer(corpus.encode("ascii"), dtype=np.uint8)
+alphabet, seq = np.unique(codes, return_inverse=True)
+K = len(alphabet)
+counts = np.zeros((K, K), dtype=np.int64)
+np.add.at(counts, (seq[:-1], seq[1:]), 1)
+P = (counts + 0.01) / (counts + 0.01).sum(axis=1, keepdims=True)
+cdf = np.cumsum(P, axis=1)
+cdf[:, -1] = 1.0
+
+rng = np.random.default_rng(2)
+state = int(seq[0])
+out = [state]
+u = rng.random(length)
+for t in range(length - 1):
+    state = int(np.searchsorted(cdf[state], u[t], side="right"))
+    out.append(state)
+text = bytes(alphabet[out]).decode()
+print(repr(text[:70]))
+
+states = np.zeros(n_chains, dtype=np.int64)
+visits = np.zeros(K)
+for t in range(burn + 50):
+    r = rng.random(n_chains)
+    states = (r[:, None] > cdf[states]).sum(axis=1)
+    if t >= burn:
+        visits += np.bincount(states, minlength=K)
+visits /= visits.sum()
+
+pi = np.full(K, 1.0 / K)
+for _ in range(300):
+    pi = pi @ P
+H = -(pi[:, None] * P * np.log2(P)).sum()
+emp = np.bincount(out, minlength=K) / len(out)
+print(f"{K} symbols, entropy rate {H:.3f} bits/char, TV(one chain, pi) = {0.5 * np.abs(emp - pi).sum():.4f}, "
+      f"TV(ensemble, pi) = {0.5 * np.abs(visits - pi).sum():.4f}")
+top = np.argsort(-pi)[:5]
+print("most frequent:", [chr(alphabet[i]) for i in top], np.round(pi[top], 4))
+"""
+
+
+def _markov_text(n_words: int, length: int, n_chains: int, burn: int) -> dict:
+    r = _rng(64)
+    words = ("the of and to in is was that for it with as his on be at by had are but from or have an they which "
+             "one you were her all she there would their we him been has when who will more no if out so said what "
+             "up its about into than them can only other new some could time these two may then do first any my now "
+             "such like our over man me even most made after also did many before must through back years where much "
+             "your way well down should because each just those people how too little state good very make world").split()
+    p = 1.0 / np.arange(1, len(words) + 1)
+    idx = r.choice(len(words), size=n_words, p=p / p.sum())
+    text = []
+    for i in idx:
+        text.append(words[i])
+        if r.random() < 0.08:
+            text[-1] += "."
+    return {"np": np, "corpus": " ".join(text), "length": length, "n_chains": n_chains, "burn": burn}
+
+
+# -- 5. Edit distances between DNA reads (a bioinformatics course): the Wagner-Fischer table filled row
+# by row, substitutions and deletions by np.minimum, insertions by a running minimum
+# (np.minimum.accumulate of row - j, plus j), int32 tables; a pure-Python version checks one pair;
+# all pairs by itertools.combinations into a symmetric matrix, each read's nearest neighbour
+LEVENSHTEIN = """\
+import itertools
+
+def lev_python(s, t):
+    prev = list(range(len(t) + 1))
+    for i, a in enumerate(s, 1):
+        cur = [i]
+        for j, b in enumerate(t, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a != b)))
+        prev = cur
+    return prev[-1]
+
+def lev_numpy(s, t):
+    a = np.frombuffer(s.encode(), dtype=np.uint8)
+    b = np.frombuffer(t.encode(), dtype=np.uint8)
+    m = len(b)
+    j = np.arange(m + 1, dtype=np.int32)
+    D = np.zeros((len(a) + 1, m + 1), dtype=np.int32)
+    D[0] = j
+    for i in range(1, len(a) + 1):
+        cost = (b != a[i - 1]).astype(np.int32)
+        row = np.empty(m + 1, dtype=np.int32)
+        row[0] = i
+        row[1:] = np.minimum(D[i - 1, 1:] + 1, D[i - 1, :-1] + cost)
+        D[i] = np.minimum.accumulate(row - j) + j
+    return int(D[-1, -1]), D
+
+d_ref = lev_python(reads[0], reads[1])
+d_np, table = lev_numpy(reads[0], reads[1])
+assert d_ref == d_np, (d_ref, d_np)
+print(f"reads 0/1: distance {d_np} (table {table.shape}, {table.dtype}), python agrees")
+
+n = len(reads)
+dist = np.zeros((n, n), dtype=np.int32)
+for p, q in itertools.combinations(range(n), 2):
+    dist[p, q] = dist[q, p] = lev_numpy(reads[p], reads[q])[0]
+nn = np.where(np.eye(n, dtype=bool), dist.max() + 1, dist).argmin(axis=1)
+print("distance matrix:")
+print(dist)
+print("nearest neighbour of each read:", nn.tolist(), "| mean distance", round(float(dist[np.triu_indices(n, 1)].mean()), 3))
+"""
+
+
+def _levenshtein(n_reads: int, length: int) -> dict:
+    r = _rng(65)
+    base = r.choice(list("ACGT"), size=length)
+    reads = []
+    for k in range(n_reads):
+        s = list(base)
+        for _ in range(int(r.integers(1, 1 + length // 6))):
+            pos = int(r.integers(0, len(s)))
+            op = r.integers(3)
+            if op == 0:
+                s[pos] = "ACGT"[int(r.integers(4))]
+            elif op == 1:
+                s.insert(pos, "ACGT"[int(r.integers(4))])
+            elif len(s) > 2:
+                del s[pos]
+        reads.append("".join(s))
+    return {"np": np, "reads": reads}
+
+
+# -- 6. Richardson-Lucy deconvolution of a blurred star field (an astronomy image-processing notebook):
+# a Gaussian PSF padded to the image and rolled so its centre sits at (0, 0), convolution through
+# rfft2 / irfft2 in a helper, the adjoint by the conjugate OTF, np.clip, a relative change printed
+# every ten iterations (nan the first time), L1 errors against the truth
+RICHARDSON_LUCY = """\
+import numpy as np
+from numpy.fft import rfft2, irfft2
+
+def psf_gauss(size, sigma):
+    ax = np.arange(size) - size // 2
+    g = np.exp(-(ax[:, None] ** 2 + ax[None, :] ** 2) / (2 * sigma ** 2))
+    return g / g.sum()
+
+def fftconv(img, otf):
+    return irfft2(rfft2(img) * otf, s=img.shape)
+
+k = psf_gauss(15, sigma)
+psf = np.zeros_like(observed)
+psf[:15, :15] = k
+psf = np.roll(psf, (-7, -7), axis=(0, 1))
+otf = rfft2(psf)
+otf_adj = np.conj(otf)
+
+est = np.full_like(observed, observed.mean())
+prev = None
+for it in range(n_iter):
+    blurred = fftconv(est, otf)
+    ratio = observed / np.maximum(blurred, 1e-12)
+    est = np.clip(est * fftconv(ratio, otf_adj), 0, None)
+    if it % 10 == 9:
+        change = np.linalg.norm(est - prev) / np.linalg.norm(est) if prev is not None else np.nan
+        print(f"iter {it + 1:3d}  relative change {change:.3e}")
+        prev = est.copy()
+err0 = np.abs(observed - truth).sum() / truth.sum()
+err = np.abs(est - truth).sum() / truth.sum()
+print(f"L1 error blurred {err0:.4f} -> deconvolved {err:.4f}; flux ratio {est.sum() / observed.sum():.5f}; "
+      f"peak {est.max():.1f} (true {truth.max():.1f})")
+"""
+
+
+def _richardson_lucy(n: int, n_stars: int, n_iter: int) -> dict:
+    r = _rng(66)
+    truth = np.full((n, n), 20.0)
+    ys, xs = r.integers(0, n, n_stars), r.integers(0, n, n_stars)
+    np.add.at(truth, (ys, xs), r.pareto(1.5, n_stars) * 50 + 20)
+    ax = np.arange(15) - 7
+    g = np.exp(-(ax[:, None] ** 2 + ax[None, :] ** 2) / (2 * 1.8 ** 2))
+    psf = np.zeros((n, n))
+    psf[:15, :15] = g / g.sum()
+    psf = np.roll(psf, (-7, -7), axis=(0, 1))
+    blurred = np.fft.irfft2(np.fft.rfft2(truth) * np.fft.rfft2(psf), s=truth.shape)
+    observed = r.poisson(np.maximum(blurred, 0)).astype(float)
+    return {"truth": truth, "observed": observed, "sigma": 1.8, "n_iter": n_iter}
+
+
+# -- 7. A ray tracer in NumPy (the "raytracing in 100 lines" gist style): a Sphere class whose intersect
+# takes every ray at once (the origin one point or one per ray), ``from numpy.linalg import norm``,
+# nearest hits by argmin over a stacked distance array, Lambert and Blinn-Phong shading with shadow rays
+# to the other spheres, a checkered floor colour by np.floor parity, a uint8 image at the end
+RAY_SPHERES = """\
+from numpy.linalg import norm
+
+class Sphere:
+    def __init__(self, center, radius, color, checker=False):
+        self.c = np.asarray(center, dtype=float)
+        self.r = float(radius)
+        self.color = np.asarray(color, dtype=float)
+        self.checker = checker
+
+    def intersect(self, O, D):
+        OC = O - self.c
+        b = 2 * np.sum(D * OC, axis=-1)
+        c = np.sum(OC * OC, axis=-1) - self.r ** 2
+        disc = b * b - 4 * c
+        t = np.full(len(D), np.inf)
+        hit = disc > 0
+        sq = np.sqrt(disc[hit])
+        t0 = (-b[hit] - sq) / 2
+        t1 = (-b[hit] + sq) / 2
+        th = np.where(t0 > 1e-6, t0, t1)
+        th[th <= 1e-6] = np.inf
+        t[hit] = th
+        return t
+
+    def color_at(self, M):
+        if not self.checker:
+            return np.broadcast_to(self.color, M.shape)
+        odd = (np.floor(M[:, 0] * 2).astype(int) + np.floor(M[:, 2] * 2).astype(int)) % 2 == 1
+        return np.where(odd[:, None], self.color, 1 - self.color)
+
+scene = [Sphere([0.75, 0.1, 1.0], 0.6, [0.0, 0.0, 1.0]),
+         Sphere([-0.75, 0.1, 2.25], 0.6, [0.5, 0.223, 0.5]),
+         Sphere([-2.75, 0.1, 3.5], 0.6, [1.0, 0.572, 0.184]),
+         Sphere([0.0, -1000.5, 0.0], 1000.0, [0.9, 0.9, 0.9], checker=True)]
+light = np.array([5.0, 5.0, -10.0])
+eye = np.array([0.0, 0.35, -1.0])
+
+xs = np.linspace(-1.0, 1.0, w)
+ys = np.linspace(h / w, -h / w, h)
+X, Y = np.meshgrid(xs, ys)
+D = np.stack([X.ravel(), Y.ravel(), np.zeros(X.size)], axis=1) - eye
+D /= norm(D, axis=1, keepdims=True)
+
+dist = np.stack([s.intersect(eye, D) for s in scene])
+nearest = dist.argmin(axis=0)
+t = dist.min(axis=0)
+color = np.zeros((len(D), 3))
+n_shadow = 0
+for k, s in enumerate(scene):
+    sel = (nearest == k) & np.isfinite(t)
+    if not sel.any():
+        continue
+    M = eye + D[sel] * t[sel, None]
+    N = (M - s.c) / s.r
+    toL = light - M
+    toL /= norm(toL, axis=1, keepdims=True)
+    start = M + N * 1e-4
+    shadow = np.zeros(len(M), dtype=bool)
+    for other in scene:
+        if other is not s:
+            shadow |= np.isfinite(other.intersect(start, toL))
+    n_shadow += int(shadow.sum())
+    lam = np.maximum(np.sum(N * toL, axis=1), 0) * ~shadow
+    H = toL - D[sel]
+    H /= norm(H, axis=1, keepdims=True)
+    spec = np.maximum(np.sum(N * H, axis=1), 0) ** 50 * ~shadow
+    color[sel] = 0.05 + s.color_at(M) * lam[:, None] + spec[:, None]
+img = (np.clip(color, 0, 1) * 255).astype(np.uint8).reshape(h, w, 3)
+print(f"image {img.shape} {img.dtype}: {np.isfinite(t).mean():.1%} of rays hit, {n_shadow} shaded points in shadow")
+print("mean RGB:", img.reshape(-1, 3).mean(axis=0).round(2), "| per object pixels:",
+      np.bincount(nearest[np.isfinite(t)], minlength=len(scene)).tolist())
+"""
+
+
+def _ray(w: int, h: int) -> dict:
+    return {"np": np, "w": w, "h": h}
+
+
+# -- 8. The Lanczos method with full reorthogonalisation (Golub & Van Loan 10.1; a numerical linear
+# algebra course): a function returning alpha, beta and Q with an early ``break`` on a tiny beta,
+# the tridiagonal T by np.diag with offsets, Ritz values against np.linalg.eigvalsh for several
+# Krylov dimensions, residual norms of the Ritz vectors, ``import math`` for the log10 of errors
+LANCZOS = """\
+import math
+
+def lanczos(A, v0, m):
+    n = len(v0)
+    Q = np.zeros((n, m + 1))
+    alpha = np.zeros(m)
+    beta = np.zeros(m)
+    Q[:, 0] = v0 / np.linalg.norm(v0)
+    for j in range(m):
+        w = A @ Q[:, j]
+        alpha[j] = Q[:, j] @ w
+        w = w - alpha[j] * Q[:, j] - (beta[j - 1] * Q[:, j - 1] if j > 0 else 0)
+        for _ in range(2):                      # twice is enough (Kahan)
+            w -= Q[:, :j + 1] @ (Q[:, :j + 1].T @ w)
+        beta[j] = np.linalg.norm(w)
+        if beta[j] < 1e-12:
+            m = j + 1
+            break
+        Q[:, j + 1] = w / beta[j]
+    return alpha[:m], beta[:m], Q[:, :m]
+
+exact = np.linalg.eigvalsh(A)
+print(f"n = {A.shape[0]}, spectrum [{exact[0]:.6f}, {exact[-1]:.6f}]")
+for m in ms:
+    alpha, beta, Q = lanczos(A, v0, m)
+    T = np.diag(alpha) + np.diag(beta[:-1], 1) + np.diag(beta[:-1], -1)
+    theta, S = np.linalg.eigh(T)
+    Y = Q @ S
+    res = np.linalg.norm(A @ Y[:, [0, -1]] - Y[:, [0, -1]] * theta[[0, -1]], axis=0)
+    err_hi = abs(theta[-1] - exact[-1])
+    err_lo = abs(theta[0] - exact[0])
+    print(f"m = {m:3d}: top {theta[-1]:.10f} (log10 err {math.log10(err_hi + 1e-300):6.1f}), "
+          f"bottom {theta[0]:.10f} (log10 err {math.log10(err_lo + 1e-300):6.1f}), "
+          f"residuals {res[1]:.1e} {res[0]:.1e}, orthogonality {np.linalg.norm(Q.T @ Q - np.eye(len(alpha))):.1e}")
+"""
+
+
+def _lanczos(g: int, ms: tuple) -> dict:
+    r = _rng(68)
+    n = g * g
+    T = 2 * np.eye(g) - np.eye(g, k=1) - np.eye(g, k=-1)
+    A = np.kron(T, np.eye(g)) + np.kron(np.eye(g), T) + np.diag(r.uniform(0, 0.5, n))
+    return {"np": np, "A": A, "v0": r.standard_normal(n), "ms": list(ms)}
+
+
+# -- 9. An (s, S) inventory policy across a chain of stores (an operations-research course): int32 stock,
+# a pipeline of orders in transit shifted by np.roll each day, lost sales by np.minimum, bools added
+# to int32 counters, a simulate() function returning a dict, three policies compared in %-formatted rows
+INVENTORY_SIM = """\
+def simulate(s_level, S_level, lead=3, h_cost=0.1, k_cost=20.0, p_cost=4.0):
+    n_stores, days = demand.shape
+    on_hand = np.full(n_stores, S_level, dtype=np.int32)
+    pipeline = np.zeros((n_stores, lead), dtype=np.int32)
+    sold = np.zeros(n_stores, dtype=np.int64)
+    lost = np.zeros(n_stores, dtype=np.int64)
+    orders = np.zeros(n_stores, dtype=np.int32)
+    stockout_days = np.zeros(n_stores, dtype=np.int32)
+    holding = 0
+    for day in range(days):
+        on_hand += pipeline[:, 0]
+        pipeline = np.roll(pipeline, -1, axis=1)
+        pipeline[:, -1] = 0
+        d = demand[:, day]
+        sale = np.minimum(d, on_hand)
+        on_hand -= sale
+        sold += sale
+        lost += d - sale
+        stockout_days += on_hand == 0
+        position = on_hand + pipeline.sum(axis=1)
+        need = position <= s_level
+        pipeline[:, -1] = np.where(need, S_level - position, 0)
+        orders += need
+        holding += int(on_hand.sum())
+    cost = h_cost * holding + k_cost * int(orders.sum()) + p_cost * int(lost.sum())
+    return {"fill_rate": sold.sum() / (sold.sum() + lost.sum()), "cost_per_day": cost / days,
+            "orders": orders, "stockout_days": stockout_days, "on_hand": on_hand}
+
+results = {}
+for name, (s, S) in policies.items():
+    res = simulate(s, S)
+    results[name] = res
+    print("%-8s s=%3d S=%3d  fill rate %.4f  cost/day %9.2f  orders/store %.1f  worst store %d stock-out days"
+          % (name, s, S, res["fill_rate"], res["cost_per_day"], res["orders"].mean(), res["stockout_days"].max()))
+best = min(results, key=lambda k: results[k]["cost_per_day"])
+print(f"cheapest policy: {best}; final stock dtype {results[best]['on_hand'].dtype}, "
+      f"total on hand {results[best]['on_hand'].sum()}")
+"""
+
+
+def _inventory(n_stores: int, days: int) -> dict:
+    r = _rng(69)
+    lam = r.uniform(2, 9, n_stores)
+    demand = r.poisson(lam[:, None], (n_stores, days)).astype(np.int32)
+    return {"np": np, "demand": demand, "policies": {"lean": (15, 30), "balanced": (25, 45), "safe": (35, 70)}}
+
+
+# -- 10. Image resizing by hand (an image-processing lab): bilinear interpolation with the half-pixel
+# convention, np.floor indices clipped at the border, fancy indexing of rows then columns, weights
+# broadcast over the colour axis, nearest neighbour by integer arithmetic, a 2x box filter by
+# reshape-mean, uint8 in and out, PSNR of round trips in a loop over scale factors
+BILINEAR_RESIZE = """\
+def resize_bilinear(im, new_h, new_w):
+    h, w = im.shape[:2]
+    ys = np.clip((np.arange(new_h) + 0.5) * h / new_h - 0.5, 0, h - 1)
+    xs = np.clip((np.arange(new_w) + 0.5) * w / new_w - 0.5, 0, w - 1)
+    y0 = np.floor(ys).astype(int)
+    x0 = np.floor(xs).astype(int)
+    y1 = np.minimum(y0 + 1, h - 1)
+    x1 = np.minimum(x0 + 1, w - 1)
+    wy = (ys - y0)[:, None, None]
+    wx = (xs - x0)[None, :, None]
+    f = im.astype(np.float64)
+    top = f[y0][:, x0] * (1 - wx) + f[y0][:, x1] * wx
+    bot = f[y1][:, x0] * (1 - wx) + f[y1][:, x1] * wx
+    return np.clip(np.rint(top * (1 - wy) + bot * wy), 0, 255).astype(np.uint8)
+
+def resize_nearest(im, new_h, new_w):
+    h, w = im.shape[:2]
+    r = np.arange(new_h) * h // new_h
+    c = np.arange(new_w) * w // new_w
+    return im[r[:, None], c]
+
+def psnr(a, b):
+    mse = np.mean((a.astype(np.int32) - b.astype(np.int32)) ** 2)
+    return 10 * np.log10(255.0 ** 2 / mse) if mse > 0 else float("inf")
+
+H, W = img.shape[:2]
+for scale in (0.5, 0.75, 1.5):
+    h2, w2 = int(H * scale), int(W * scale)
+    bl = resize_bilinear(resize_bilinear(img, h2, w2), H, W)
+    nn = resize_nearest(resize_nearest(img, h2, w2), H, W)
+    print(f"scale {scale}: {h2}x{w2}, round-trip PSNR bilinear {psnr(img, bl):.2f} dB, nearest {psnr(img, nn):.2f} dB")
+
+box = img.reshape(H // 2, 2, W // 2, 2, 3).mean(axis=(1, 3))
+half = resize_bilinear(img, H // 2, W // 2)
+diff = np.abs(box.round().astype(np.int16) - half.astype(np.int16))
+blend = img // 2 + np.flipud(img) // 2
+print(f"2x down: box vs bilinear max |diff| {diff.max()}, mean {diff.mean():.3f}; blend dtype {blend.dtype} "
+      f"max {blend.max()}, channel means {blend.reshape(-1, 3).mean(axis=0).round(2)}")
+"""
+
+
+def _bilinear(n: int) -> dict:
+    r = _rng(70)
+    yy, xx = np.mgrid[0:n, 0:n] / n
+    rgb = np.stack([xx, yy, 0.5 + 0.5 * np.sin(12 * xx * yy)], axis=-1) * 200
+    for _ in range(6):
+        cy, cx, rad = r.uniform(0.2, 0.8, 2).tolist() + [r.uniform(0.05, 0.2)]
+        rgb[(yy - cy) ** 2 + (xx - cx) ** 2 < rad ** 2] = r.uniform(0, 255, 3)
+    img = np.clip(rgb + r.normal(0, 6, rgb.shape), 0, 255).astype(np.uint8)
+    return {"np": np, "img": img}
+
+
+# -- 11. The Drossel-Schwabl forest-fire model (a complex-systems course, after the Rosetta Code task):
+# uint8 cell states as named constants, burning neighbours by or-ing np.roll shifts over a list of offsets,
+# one rng.random field per step for lightning and regrowth, boolean masks assigned into a copy, a dict of
+# per-step counts, a tree-density time average over the second half
+FOREST_FIRE = """\
+EMPTY, TREE, FIRE = 0, 1, 2
+rng = np.random.default_rng(seed)
+grid = np.where(rng.random((n, n)) < 0.55, TREE, EMPTY).astype(np.uint8)
+counts = {"trees": [], "fires": []}
+for step in range(steps):
+    burning = grid == FIRE
+    near_fire = np.zeros_like(burning)
+    for dy, dx in [(-1, 0), (1, 0), (0, -1), (0, 1)]:
+        near_fire |= np.roll(burning, (dy, dx), axis=(0, 1))
+    r = rng.random((n, n))
+    new = grid.copy()
+    new[burning] = EMPTY
+    new[(grid == TREE) & (near_fire | (r < f))] = FIRE
+    new[(grid == EMPTY) & (r < p)] = TREE
+    grid = new
+    counts["trees"].append(int(np.count_nonzero(grid == TREE)))
+    counts["fires"].append(int(np.count_nonzero(grid == FIRE)))
+trees = np.array(counts["trees"])
+fires = np.array(counts["fires"])
+print(f"tree density over the second half {trees[steps // 2:].mean() / n ** 2:.4f}, "
+      f"peak fire {fires.max()} cells at step {fires.argmax()}, final states {np.bincount(grid.ravel(), minlength=3)}")
+"""
+
+
+def _forest(n: int, steps: int) -> dict:
+    return {"np": np, "n": n, "steps": steps, "seed": 71, "p": 0.03, "f": 0.0005}
+
+
+# -- 12. A filter bank of RBJ-cookbook biquad low-passes run sample by sample (an audio DSP notebook):
+# a class holding coefficient arrays and the transposed-direct-form-II state, a step() per sample
+# vectorised over the bank, process() filling rows of an output array, reset(), a step response
+# checked for unit DC gain, band RMS levels in dB with math.log10
+IIR_BANK = """\
+import math
+
+class BiquadBank:
+    def __init__(self, cutoffs, fs, q=1 / math.sqrt(2)):
+        w0 = 2 * np.pi * np.asarray(cutoffs) / fs
+        alpha = np.sin(w0) / (2 * q)
+        cosw = np.cos(w0)
+        a0 = 1 + alpha
+        self.b = np.stack([(1 - cosw) / 2, 1 - cosw, (1 - cosw) / 2]) / a0
+        self.a = np.stack([-2 * cosw, 1 - alpha]) / a0
+        self.z1 = np.zeros(len(w0))
+        self.z2 = np.zeros(len(w0))
+
+    def reset(self):
+        self.z1[:] = 0.0
+        self.z2[:] = 0.0
+
+    def step(self, x):
+        y = self.b[0] * x + self.z1
+        self.z1 = self.b[1] * x - self.a[0] * y + self.z2
+        self.z2 = self.b[2] * x - self.a[1] * y
+        return y
+
+    def process(self, signal):
+        out = np.empty((len(signal), len(self.z1)))
+        for i, x in enumerate(signal):
+            out[i] = self.step(x)
+        return out
+
+bank = BiquadBank(cutoffs, fs)
+y = bank.process(sig)
+bank.reset()
+step_resp = bank.process(np.ones(n_step))
+print("DC gain after", n_step, "samples:", np.round(step_resp[-1], 6))
+rms = np.sqrt(np.mean(y[len(y) // 4:] ** 2, axis=0))
+for fc, level in zip(cutoffs, rms):
+    print(f"  low-pass {fc:7.1f} Hz: RMS {level:.4f} ({20 * math.log10(level):6.2f} dB)")
+overshoot = step_resp.max(axis=0) - 1
+print("step overshoot %:", np.round(100 * overshoot, 3), "| state", np.round(bank.z1, 4))
+"""
+
+
+def _iir(n: int) -> dict:
+    r = _rng(72)
+    fs = 8000.0
+    t = np.arange(n) / fs
+    sig = (np.sin(2 * np.pi * 110 * t) + 0.5 * np.sin(2 * np.pi * 950 * t) + 0.3 * np.sin(2 * np.pi * 2500 * t)
+           + 0.2 * r.standard_normal(n))
+    return {"np": np, "sig": sig, "fs": fs, "cutoffs": np.array([80.0, 200.0, 500.0, 1200.0, 3000.0]),
+            "n_step": max(50, n // 8)}
+
+
+# -- 13. Cyclic Jacobi eigenvalue sweeps (Numerical Recipes' jacobi, a numerical-methods assignment):
+# a ``while`` loop on the off-diagonal norm with a sweep cap, scalar rotation angles from
+# np.sign / np.sqrt, columns and rows rotated through .copy()-ed slices, eigenvectors accumulated in V,
+# checked against np.linalg.eigvalsh and by the residual and orthogonality of V
+JACOBI_EIG = """\
+def off(A):
+    return np.linalg.norm(A - np.diag(np.diag(A)))
+
+A = S.copy()
+n = A.shape[0]
+V = np.eye(n)
+sweeps = rotations = 0
+while off(A) > tol * np.linalg.norm(S) and sweeps < 20:
+    for p in range(n - 1):
+        for q in range(p + 1, n):
+            if abs(A[p, q]) < 1e-300:
+                continue
+            theta = (A[q, q] - A[p, p]) / (2 * A[p, q])
+            t = np.sign(theta) / (abs(theta) + np.sqrt(theta ** 2 + 1)) if theta != 0 else 1.0
+            c = 1 / np.sqrt(t ** 2 + 1)
+            s = t * c
+            Ap, Aq = A[:, p].copy(), A[:, q].copy()
+            A[:, p] = c * Ap - s * Aq
+            A[:, q] = s * Ap + c * Aq
+            Ap, Aq = A[p, :].copy(), A[q, :].copy()
+            A[p, :] = c * Ap - s * Aq
+            A[q, :] = s * Ap + c * Aq
+            Vp, Vq = V[:, p].copy(), V[:, q].copy()
+            V[:, p] = c * Vp - s * Vq
+            V[:, q] = s * Vp + c * Vq
+            rotations += 1
+    sweeps += 1
+    print(f"sweep {sweeps}: off(A) = {off(A):.3e}")
+evals = np.diag(A)
+order = np.argsort(evals)
+evals, V = evals[order], V[:, order]
+ref = np.linalg.eigvalsh(S)
+print(f"{rotations} rotations; max |lambda - eigvalsh| = {np.max(np.abs(evals - ref)):.2e}")
+print(f"residual {np.linalg.norm(S @ V - V * evals):.2e}, orthogonality {np.linalg.norm(V.T @ V - np.eye(n)):.2e}")
+print("eigenvalues:", np.round(evals, 5))
+"""
+
+
+def _jacobi_eig(n: int) -> dict:
+    r = _rng(73)
+    M = r.standard_normal((n, n))
+    return {"np": np, "S": (M + M.T) / 2 + np.diag(np.arange(n, dtype=float)), "tol": 1e-12}
+
+
+# -- 14. Sod's shock tube by a first-order finite-volume scheme with the HLL flux (a CFD course's
+# Euler-equations homework): conserved variables in one (3, nx) array, primitives() / flux() / hll()
+# helpers, nested np.where for the upwind cases, ghost cells by np.concatenate, ``while t < t_end``
+# with a CFL time step from float(np.max(...)), conservation and the shock position at the end
+SHOCK_TUBE = """\
+gamma = 1.4
+dx = 1.0 / nx
+x = (np.arange(nx) + 0.5) * dx
+rho = np.where(x < 0.5, 1.0, 0.125)
+p = np.where(x < 0.5, 1.0, 0.1)
+u = np.zeros(nx)
+U = np.array([rho, rho * u, p / (gamma - 1) + 0.5 * rho * u ** 2])
+
+def primitives(U):
+    rho = U[0]
+    u = U[1] / rho
+    p = (gamma - 1) * (U[2] - 0.5 * rho * u ** 2)
+    return rho, u, p
+
+def flux(U):
+    rho, u, p = primitives(U)
+    return np.array([rho * u, rho * u ** 2 + p, u * (U[2] + p)])
+
+def hll(UL, UR):
+    rL, uL, pL = primitives(UL)
+    rR, uR, pR = primitives(UR)
+    cL, cR = np.sqrt(gamma * pL / rL), np.sqrt(gamma * pR / rR)
+    SL = np.minimum(uL - cL, uR - cR)
+    SR = np.maximum(uL + cL, uR + cR)
+    FL, FR = flux(UL), flux(UR)
+    Fhll = (SR * FL - SL * FR + SL * SR * (UR - UL)) / (SR - SL)
+    return np.where(SL >= 0, FL, np.where(SR <= 0, FR, Fhll))
+
+mass0 = U[0].sum() * dx
+t, nsteps = 0.0, 0
+while t < t_end:
+    rho, u, p = primitives(U)
+    smax = float(np.max(np.abs(u) + np.sqrt(gamma * p / rho)))
+    dt = min(cfl * dx / smax, t_end - t)
+    Ug = np.concatenate([U[:, :1], U, U[:, -1:]], axis=1)
+    F = hll(Ug[:, :-1], Ug[:, 1:])
+    U = U - dt / dx * (F[:, 1:] - F[:, :-1])
+    t += dt
+    nsteps += 1
+rho, u, p = primitives(U)
+shock = x[np.nonzero(rho > 0.2)[0][-1]]
+plateau = (x > 0.74) & (x < shock - 0.04)
+print(f"{nsteps} steps to t = {t:.3f}; mass drift {U[0].sum() * dx - mass0:.2e}; shock near x = {shock:.3f}")
+print(f"post-shock plateau: rho {rho[plateau].mean():.4f}, u {u[plateau].mean():.4f}, p {p[plateau].mean():.4f} "
+      f"(exact 0.2656, 0.9275, 0.3031)")
+"""
+
+
+def _shock(nx: int) -> dict:
+    return {"np": np, "nx": nx, "t_end": 0.2, "cfl": 0.5}
+
+
+# -- 15. The Hough transform for lines (a computer-vision course): edge pixels by np.nonzero, rho for
+# every (pixel, angle) by broadcasting, votes by np.add.at with broadcast_to column indices, a per-angle
+# np.bincount loop as a check, peaks by argmax / unravel_index with a suppressed neighbourhood
+HOUGH_LINES = """\
+thetas = np.deg2rad(np.arange(-90.0, 90.0, 1.0))
+cos_t, sin_t = np.cos(thetas), np.sin(thetas)
+diag = int(np.ceil(np.hypot(*edges.shape)))
+rhos = np.arange(-diag, diag + 1)
+acc = np.zeros((len(rhos), len(thetas)), dtype=np.int64)
+ys, xs = np.nonzero(edges)
+r = np.round(xs[:, None] * cos_t[None, :] + ys[:, None] * sin_t[None, :]).astype(int) + diag
+np.add.at(acc, (r, np.broadcast_to(np.arange(len(thetas)), r.shape)), 1)
+
+check = np.zeros_like(acc)
+for j in range(len(thetas)):
+    check[:, j] = np.bincount(r[:, j], minlength=len(rhos))
+assert (check == acc).all()
+
+peaks = []
+A = acc.copy()
+for _ in range(n_lines):
+    i, j = np.unravel_index(np.argmax(A), A.shape)
+    peaks.append((rhos[i], np.rad2deg(thetas[j]), acc[i, j]))
+    A[max(0, i - 6):i + 7, max(0, j - 6):j + 7] = 0
+print(f"{len(xs)} edge pixels, accumulator {acc.shape}, {acc.sum()} votes")
+for rho, th, votes in peaks:
+    print(f"  rho = {rho:4d}, theta = {th:6.1f} deg, {votes} votes")
+"""
+
+
+def _hough(n: int, n_noise: int) -> dict:
+    r = _rng(75)
+    edges = np.zeros((n, n), dtype=bool)
+    t = np.linspace(0, 1, 3 * n)
+    for (y0, x0), (y1, x1) in [((0.1, 0.05), (0.9, 0.95)), ((0.8, 0.1), (0.2, 0.7)), ((0.5, 0.0), (0.5, 1.0)),
+                               ((0.0, 0.3), (1.0, 0.35))]:
+        yy = np.clip(np.round((y0 + (y1 - y0) * t) * (n - 1)).astype(int), 0, n - 1)
+        xx = np.clip(np.round((x0 + (x1 - x0) * t) * (n - 1)).astype(int), 0, n - 1)
+        edges[yy, xx] = True
+    edges[r.integers(0, n, n_noise), r.integers(0, n, n_noise)] = True
+    return {"np": np, "edges": edges, "n_lines": 4}
+
+
+PROGRAMS += [
+    Program("gray_scott", GRAY_SCOTT, _gray_scott, {"tiny": dict(n=16, steps=30), "small": dict(n=112, steps=150)}),
+    Program("cnn_im2col", CNN_IM2COL, _cnn, {"tiny": dict(n=2, hw=12, f1=2, f2=3),
+                                             "small": dict(n=16, hw=28, f1=8, f2=16)}),
+    Program("bn_dropout", BN_DROPOUT, _bn_dropout, {"tiny": dict(n=60, d=4, hidden=8, max_epochs=6, batch=16),
+                                                    "small": dict(n=800, d=10, hidden=64, max_epochs=25,
+                                                                  batch=100)}),
+    Program("markov_text", MARKOV_TEXT, _markov_text, {"tiny": dict(n_words=60, length=50, n_chains=20, burn=5),
+                                                       "small": dict(n_words=3000, length=1500, n_chains=2000,
+                                                                     burn=30)}),
+    Program("levenshtein", LEVENSHTEIN, _levenshtein, {"tiny": dict(n_reads=3, length=8),
+                                                       "small": dict(n_reads=8, length=40)}),
+    Program("richardson_lucy", RICHARDSON_LUCY, _richardson_lucy, {"tiny": dict(n=20, n_stars=5, n_iter=10),
+                                                                   "small": dict(n=96, n_stars=60, n_iter=40)}),
+    Program("ray_spheres", RAY_SPHERES, _ray, {"tiny": dict(w=16, h=12), "small": dict(w=160, h=120)}),
+    Program("lanczos", LANCZOS, _lanczos, {"tiny": dict(g=4, ms=(4, 8)), "small": dict(g=14, ms=(10, 20, 40, 60))}),
+    Program("inventory_sim", INVENTORY_SIM, _inventory, {"tiny": dict(n_stores=5, days=10),
+                                                         "small": dict(n_stores=300, days=120)}),
+    Program("bilinear_resize", BILINEAR_RESIZE, _bilinear, {"tiny": dict(n=16), "small": dict(n=144)}),
+    Program("forest_fire", FOREST_FIRE, _forest, {"tiny": dict(n=12, steps=10), "small": dict(n=96, steps=100)}),
+    Program("iir_bank", IIR_BANK, _iir, {"tiny": dict(n=64), "small": dict(n=1200)}),
+    Program("jacobi_eig", JACOBI_EIG, _jacobi_eig, {"tiny": dict(n=4), "small": dict(n=10)}),
+    Program("shock_tube", SHOCK_TUBE, _shock, {"tiny": dict(nx=40), "small": dict(nx=200)}),
+    Program("hough_lines", HOUGH_LINES, _hough, {"tiny": dict(n=16, n_noise=5), "small": dict(n=128, n_noise=300)}),
+]
+
+
 
 BY_NAME = {p.name: p for p in PROGRAMS}
 
