@@ -1,9 +1,12 @@
-"""CPU benchmark: plain NumPy against %%fuse -b cpu, numexpr and hand-written numba.
+"""CPU benchmark: plain NumPy against %%fuse -b cpu, numexpr, hand-written numba and jax.jit.
 
     .venv/bin/python bench/cpu.py            # full sizes (one NumPy run takes 50 ms to 2 s)
     .venv/bin/python bench/cpu.py --quick    # small sizes, a smoke test of the script itself
+    .venv/bin/pip install -e '.[bench]'      # (once) jax, the third contender; without it its column says "-"
 
-Every result is checked against NumPy. "fused first" is the first run in a
+Every result is checked against NumPy. The jax.jit contender runs each program's own cell source
+with ``np`` bound to ``jax.numpy`` (float64 enabled), its inputs already jax arrays, its outputs
+waited for and handed back as NumPy arrays. "fused first" is the first run in a
 process with an empty kernel cache (trace, plan, numba compile, run); "fused
 warm" is the best of the following runs with the plan cache off (kernels
 compiled, the cell traced again each time); "replay" is a re-run that hits the
@@ -19,7 +22,7 @@ import platform
 import sys
 import tempfile
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -327,6 +330,40 @@ def nb_colsum(y):
     return {"s": s}
 
 
+# -- jax.jit: the cell's own source, traced by jax ---------------------------------------------------
+
+def jax_contenders() -> dict[str, Callable[..., dict]] | None:
+    """jax.jit versions of every program (None where jax is not installed: ``pip install -e '.[bench]'``)."""
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)  # (the programs are float64 but colnorm's float32)
+    import jax.numpy as jnp
+
+    def make(name: str) -> Callable[..., dict]:
+        outs = OUTPUTS[name]
+
+        def cell(**kw: Any) -> tuple:
+            ns = {"np": jnp, **kw}
+            exec(PROGRAMS[name], ns)  # noqa: S102 - the benchmark's own cell, traced once by jax
+            return tuple(ns[k] for k in outs)
+
+        fn = jax.jit(cell)
+        on_device: dict[int, dict] = {}  # (the inputs copied into jax's arrays once, outside the timings)
+
+        def run(**data: Any) -> dict:
+            key = id(data[next(iter(data))])
+            if key not in on_device:
+                on_device.clear()
+                on_device[key] = {k: jnp.asarray(v) if isinstance(v, np.ndarray) else v for k, v in data.items()}
+            got = jax.block_until_ready(fn(**on_device[key]))
+            return {k: np.asarray(v) for k, v in zip(outs, got)}
+        return run
+
+    return {name: make(name) for name in PROGRAMS}
+
+
 NUMEXPR = {"black_scholes": ne_black_scholes, "softmax": ne_softmax, "stencil": ne_stencil,
            "nbody": ne_nbody, "loop": ne_loop, "colnorm": ne_colnorm, "colsum": ne_colsum}
 NUMBA = {"black_scholes": nb_black_scholes, "softmax": nb_softmax, "stencil": nb_stencil,
@@ -371,6 +408,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None)
     args = ap.parse_args()
     rows = []
+    jaxed = jax_contenders()
     for name, data in setup(args.quick).items():
         if args.only and name not in args.only:
             continue
@@ -391,7 +429,11 @@ def main() -> None:
         t_ne = best(lambda: NUMEXPR[name](**data), args.repeat)
         check(name, ref, NUMBA[name](**data), "numba")  # (compiles once)
         t_nb = best(lambda: NUMBA[name](**data), args.repeat)
-        rows.append((name, report.ops, report.kernels, t_np, t_warm, t_replay, t_first, t_ne, t_nb))
+        t_jax = float("inf")
+        if jaxed is not None:
+            check(name, ref, jaxed[name](**data), "jax")  # (compiles once)
+            t_jax = best(lambda: jaxed[name](**data), args.repeat)
+        rows.append((name, report.ops, report.kernels, t_np, t_warm, t_replay, t_first, t_ne, t_nb, t_jax))
         print(f"{name}: done", file=sys.stderr, flush=True)
     print_table(rows)
 
@@ -399,16 +441,25 @@ def main() -> None:
 def print_table(rows: list[tuple]) -> None:
     print(f"machine: {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores, "
           f"numpy {np.__version__}, numba {numba.__version__} ({numba.get_num_threads()} threads), "
-          f"numexpr {ne.__version__}, python {platform.python_version()}")
+          f"numexpr {ne.__version__}, jax {_version('jax')}, python {platform.python_version()}")
+    print("(warm / best and replay / best: times over the best contender's time; below 1.0 the fused run is ahead)")
     print()
     print("| program | ops -> kernels | NumPy ms | fused warm ms (x NumPy) | replay ms (x NumPy) | fused first ms |"
-          " numexpr ms | numba ms | warm / best | replay / best |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, ops, kernels, t_np, t_warm, t_replay, t_first, t_ne, t_nb in rows:
-        best_other = min(t_ne, t_nb)
+          " numexpr ms | numba ms | jax.jit ms | warm / best | replay / best |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, ops, kernels, t_np, t_warm, t_replay, t_first, t_ne, t_nb, t_jax in rows:
+        best_other = min(t_ne, t_nb, t_jax)
+        jx = f"{t_jax:.1f}" if t_jax < float("inf") else "-"
         print(f"| {name} | {ops} -> {kernels} | {t_np:.1f} | {t_warm:.1f} ({t_np / t_warm:.2f}x) |"
               f" {t_replay:.1f} ({t_np / t_replay:.2f}x) | {t_first:.0f} |"
-              f" {t_ne:.1f} | {t_nb:.1f} | {t_warm / best_other:.2f} | {t_replay / best_other:.2f} |")
+              f" {t_ne:.1f} | {t_nb:.1f} | {jx} | {t_warm / best_other:.2f} | {t_replay / best_other:.2f} |")
+
+
+def _version(module: str) -> str:
+    try:
+        return __import__(module).__version__
+    except ImportError:
+        return "not installed"
 
 
 if __name__ == "__main__":
