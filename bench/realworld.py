@@ -5645,7 +5645,7 @@ def _hough(n: int, n_noise: int) -> dict:
 
 
 PROGRAMS += [
-    Program("gray_scott", GRAY_SCOTT, _gray_scott, {"tiny": dict(n=16, steps=30), "small": dict(n=112, steps=150)}),
+    Program("gray_scott", GRAY_SCOTT, _gray_scott, {"tiny": dict(n=16, steps=8), "small": dict(n=112, steps=150)}),
     Program("cnn_im2col", CNN_IM2COL, _cnn, {"tiny": dict(n=2, hw=12, f1=2, f2=3),
                                              "small": dict(n=16, hw=28, f1=8, f2=16)}),
     Program("bn_dropout", BN_DROPOUT, _bn_dropout, {"tiny": dict(n=60, d=4, hidden=8, max_epochs=6, batch=16),
