@@ -1023,6 +1023,19 @@ def test_a_loop_whose_slices_change_length_and_stride_each_step_rolls_into_one_c
         assert "kernel by kernel" not in rep.program and re.search(r"\d\d+ iterations of \(k", rep.program), rep.program
 
 
+@pytest.mark.parametrize("src, inputs", [
+    ("for k in range(n):\n    A[k + 1:] += 1.0\n", {"A": np.arange(6.0), "n": 6}),  # the last step's slice is empty
+    ("def f(v, k):\n    v[k:] = v[k:] * 0.5 + 1\nfor k in range(40):\n    f(x, k)\n", {"x": np.ones(50)}),
+    ("z = np.zeros(())\nfor k in range(30):\n    z = z + a[k:].sum()\n", {"a": np.linspace(0.0, 1.0, 30)}),
+    ("for k in range(5):\n    B[k:, k] -= B[k, k] * 0.5\n", {"B": np.asfortranarray(np.arange(36.0).reshape(6, 6))}),
+    ("for d in range(1, 3000):\n    s[d % 7::d % 5 + 1] += 1\n", {"s": np.zeros(50, np.int64)}),
+])
+def test_steps_of_changing_sizes_replay_as_numpy_at_the_edges(src, inputs, monkeypatch):
+    # the tabled sizes and strides at an empty slice, inside a function the cell defines, into a 0-d
+    # accumulator, on a Fortran-ordered input, over thousands of steps: each replay is NumPy's (``Twin``)
+    _compiled_replays(src, inputs, monkeypatch)
+
+
 def _compiled_replays(src: str, inputs: dict, monkeypatch: Any, runs: int = 2) -> list:
     """The reports of ``runs`` replays of ``src`` after its traced run (cpu backend, a program from the first
     launch on): each a hit replayed as a compiled program, NumPy's values (``Twin``)."""
