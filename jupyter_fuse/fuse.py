@@ -257,6 +257,8 @@ class _Partitioner:
             return None, f"kernel size limit ({MAX_KERNEL_OPS} ops)"
         if node.op == "where" and k.selects >= MAX_KERNEL_SELECTS:
             return None, f"kernel select limit ({MAX_KERNEL_SELECTS} np.where: compile time grows exponentially past it)"
+        if node.op == "roll":
+            return None, _roll_reason(self.lines, node, src, k)
         if a.op == "view":
             kinds = "/".join(dict.fromkeys(kind for kind, _ in a.params))
             return None, f"a view ({kinds}) of `{src.op}`{_line(self.lines, src)}, which {k.name} computes: written to memory first"
@@ -308,6 +310,9 @@ class _Partitioner:
             if other is None:
                 continue
             if other is k:
+                if node.op == "roll":
+                    why[a] = _roll_reason(self.lines, node, a._base or a, k)
+                    return False
                 if a.op == "view":
                     why[a] = f"a view of a value {k.name} computes: written to memory first"
                     return False
@@ -617,6 +622,11 @@ def _same_or_apart(read: Node, write: Node) -> bool:
                                     views.ghost(read.dtype, shape, layout), max_work=10_000)
     except np.exceptions.TooHardError:
         return False
+
+
+def _roll_reason(lines: dict, node: Node, src: Node, k: Kernel) -> str:
+    return (f"np.roll{_line(lines, node)} reads other elements of `{src.op}`{_line(lines, src)}, which {k.name} "
+            f"computes: written to memory first")
 
 
 def _seq(k: Kernel) -> int:

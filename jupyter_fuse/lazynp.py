@@ -419,8 +419,9 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: An
 
 
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
-    """``np.roll``: a copy laid out like ``a`` (NumPy's ``empty_like``), each rolled axis written as
-    its two slices, one axis after another (the values are moved, never computed: exactly NumPy's)."""
+    """``np.roll``: a copy laid out like ``a`` (NumPy's ``empty_like``), its values moved, never computed
+    (exactly NumPy's): one ``roll`` op of a C-ordered array, else each rolled axis written as its two
+    slices, one axis after another."""
     a = _lazy(a)
     if a.scalar or isinstance(shift, LazyArray) or isinstance(axis, LazyArray):
         raise Unsupported("np.roll of a scalar, or by a lazy shift")
@@ -436,7 +437,13 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     shifts = dict.fromkeys(range(a.ndim), 0)
     for sh, ax in pairs:
         shifts[normalize_axis_tuple(int(ax), a.ndim)[0]] += int(sh)
-    out = a
+    moved = {ax: sh % a.shape[ax] for ax, sh in shifts.items() if a.shape[ax] and sh % a.shape[ax]}
+    if moved and views.like_order(a._ghost()) is None:
+        # one op reading each element from where the roll moves it from: it fuses into the kernel of
+        # whatever reads it (a stencil's ``np.roll(Z, 1, axis=0) + ...``), its argument read from memory
+        params = (("shift", tuple(moved.values())), ("axis", tuple(moved)))
+        return fresh(session().bind("roll", (a._current(),), params, a.dtype, a.shape))
+    out = a  # (another memory order: NumPy's empty_like keeps it; written as the two slices of each axis)
     for ax, sh in shifts.items():
         n = a.shape[ax]
         k = sh % n if n else 0

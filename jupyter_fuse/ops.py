@@ -56,6 +56,9 @@ OPS["where"] = OpInfo("where", "elementwise", np.where, 3)
 OPS["clip"] = OpInfo("clip", "elementwise", np.clip, 3)
 OPS["astype"] = OpInfo("astype", "elementwise", lambda x, dtype: x.astype(dtype), 1)
 OPS["copy"] = OpInfo("copy", "elementwise", np.array, 1)
+# np.roll of a C-ordered array: each element read from where the roll moves it from (its params: the
+# shifts, each in 1..n-1, and their axes). Its argument is read from memory, never computed in its kernel.
+OPS["roll"] = OpInfo("roll", "elementwise", lambda x, shift, axis: np.roll(x, shift, axis), 1)
 # A functional write: a copy of the storage with one region replaced.
 OPS["setitem"] = OpInfo("setitem", "elementwise", None, 2)  # type: ignore[arg-type]
 

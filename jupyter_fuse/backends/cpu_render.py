@@ -777,6 +777,9 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
     if op in ("zeros", "ones", "full", "arange", "linspace", "eye"):
         lines.append(f"{name} = {_creation(ctx, node, var)}")
         return
+    if op == "roll":  # (its argument, in memory, read where the element comes from)
+        lines.append(f"{name} = {ctx.read_at(node.args[0], space, _rolled(ctx, node, space, var, lines))}")
+        return
     operands: list[str] = []
     dtypes: list[Any] = []
     for a in node.args:
@@ -822,6 +825,19 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
             return
     expr = expression(node, cast_args, ins, out, ctx.helpers)
     lines.append(f"{name} = {_result(expr, out, node.dtype)}")
+
+
+def _rolled(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int], str],
+            lines: list[str]) -> Callable[[int], str]:
+    """``var`` where ``np.roll`` (``node``) takes its element from: index ``i`` of a rolled axis of
+    length ``n`` by ``k`` (1 <= k < n) reads ``i - k``, or ``i - k + n`` where that is below 0."""
+    lead = len(space) - node.ndim
+    moved = {}
+    for ax, k in zip(dict(node.params)["axis"], dict(node.params)["shift"]):
+        i, w = var(lead + ax), ctx.fresh("w")
+        lines.append(f"{w} = ({i}) - {k} if ({i}) >= {k} else ({i}) + {node.shape[ax] - k}")
+        moved[lead + ax] = w
+    return lambda d: moved.get(d, var(d))
 
 
 def _arg(ctx: _Ctx, node: Node, i: int, operand: str, dtype: np.dtype) -> str:

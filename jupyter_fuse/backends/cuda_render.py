@@ -434,6 +434,16 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
         name = ctx.names[node] = ctx.fresh()
         lines.append(f"const {T} {name} = {expr};")
         return
+    if op == "roll":  # (its argument, in memory, read where the element comes from: as ``cpu_render._rolled``)
+        lead, moved = len(space) - node.ndim, {}
+        for ax, k in zip(dict(node.params)["axis"], dict(node.params)["shift"]):
+            i, w = var(lead + ax), ctx.fresh()
+            lines.append(f"const long long {w} = ({i}) >= {k} ? ({i}) - {k} : ({i}) + {node.shape[ax] - k};")
+            moved[lead + ax] = w
+        name = ctx.names[node] = ctx.fresh()
+        arr = ctx.read(node.args[0], space)
+        lines.append(f"const {T} {name} = {_strided(arr, len(space), lambda d: moved.get(d, var(d)))};")
+        return
     operands: list[str] = []
     dtypes: list[Any] = []
     for a in node.args:

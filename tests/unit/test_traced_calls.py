@@ -6,6 +6,8 @@ one graph and a replay one program."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from harness import check
 
@@ -25,6 +27,13 @@ CELLS = [
     "u = a * 2\nfor i in range(3):\n    u = 0.5 * (np.roll(u, 1, 0) + np.roll(u, -1, 1))",
     "r = np.roll(a, 1, axis=2)", "r = np.roll(a, (1, 2), axis=(0, 1, 0))", "r = np.roll(a, 1.5)",
     "r = np.roll(s, 1)", "r = np.roll(a, np.int64(2), axis=np.int8(1))",
+    # ... as one op read inside the kernel of what reads it: writes into what it reads, reductions, broadcasts
+    "a += np.roll(a, 1, axis=0)", "a[:] = np.roll(a, 1)", "a[1:] = np.roll(a, 1, axis=0)[1:] * 2",
+    "a[:, 1:] = np.roll(a[:, :-1], 1, axis=1) + a[:, 1:]", "a[::2] = np.roll(a[::2], -1, axis=1) - a[::2]",
+    "r = (np.roll(a, 1, axis=1) * a).sum(axis=0)", "r = np.roll(a, 1, axis=0).max(axis=1)", "r = np.roll(a, 2).sum()",
+    "r = np.roll(a[0], 1) + a", "r = np.roll(a[:, :1], 1, axis=0) * a", "r = np.roll(v, 3) * v",
+    "r = (np.roll(v > 3, 1) & (v < 5)).astype(np.int8)", "r = np.exp(np.roll(a, -5, axis=1) / 10) + np.roll(a, 6, axis=1)",
+    "r = np.roll(a * 2, 1, axis=0) + a", "u = a.copy()\nfor i in range(3):\n    u += 0.1 * (np.roll(u, 1, 0) - u)",
     # np.clip(out=)
     "h = a + 0; np.clip(a, 2, 9, out=a)", "r = np.clip(a, None, 5, out=a); same = r is a",
     "np.clip(v, 1, 4, out=v)", "np.clip(a[1:], 0, 3, out=a[:-1])", "np.clip(a, 0.5, 3, out=v[:4])",
@@ -80,6 +89,58 @@ def test_is_numpys(source, opts):
 def test_traced_not_run_outside_the_trace(source):
     f = check(source, SETUP, backend="cpu")
     assert not f.report.fallbacks, f.report.fallbacks
+
+
+STENCIL = ("L = np.roll(Z, 1, axis=0) + np.roll(Z, -1, axis=0) + np.roll(Z, 1, axis=1) + np.roll(Z, -1, axis=1) - 4 * Z\n"
+           "Z += 0.1 * L")
+
+
+@pytest.mark.parametrize("opts", [{"backend": "cpu"}, {"backend": "cupy", "emulate": True}], ids=["cpu", "cuda-emulated"])
+def test_a_periodic_stencil_of_rolls_is_one_kernel(opts):
+    """Each ``np.roll`` reads its argument where the roll takes each element from, inside the kernel of
+    what reads it: a five-point periodic stencil and its update are one kernel, not a copy and two slice
+    writes per roll (the CUDA kernel, emulated, computes it as the compiled one does)."""
+    f = check(STENCIL, "Z = np.random.default_rng(3).random((9, 13))", **opts)
+    assert f.report.kernels == 1, f.report.kernel_list
+
+
+def test_a_roll_of_a_value_its_kernel_computes_is_a_cut_that_says_why():
+    f = check("r = np.roll(a * 2, 1, axis=0) + a", SETUP, backend="cpu")
+    assert f.report.kernels == 2
+    assert any("np.roll (line 1) reads other elements of `multiply`" in b["reason"] for b in f.report.breaks), \
+        f.report.breaks
+
+
+def test_a_loop_of_periodic_stencils_replays_as_one_kernel_a_step(monkeypatch):
+    """Gray-Scott's time loop (bench/realworld.py): before, each step's rolls were copies and slice
+    writes whose kernels the partitioner grouped differently from step to step, so the replay's program
+    did not roll its loop (and took a minute to compile). Now a step is one kernel, the same every step."""
+    import numpy as np
+
+    import jupyter_fuse as jf
+    from jupyter_fuse import program
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    monkeypatch.setattr(program, "MIN_LAUNCHES", 1)
+    source = ("def lap(Z):\n"
+              "    return np.roll(Z, 1, 0) + np.roll(Z, -1, 0) + np.roll(Z, 1, 1) + np.roll(Z, -1, 1) - 4 * Z\n"
+              "for i in range(steps):\n"
+              "    uvv = U * V * V\n"
+              "    U += 0.16 * lap(U) - uvv + 0.035 * (1 - U)\n"
+              "    V += 0.08 * lap(V) + uvv - 0.1 * V\n")
+    PLAN_CACHE.clear()
+    rng = np.random.default_rng(4)
+    first = {"U": 1 - 0.2 * rng.random((10, 12)), "V": 0.3 * rng.random((10, 12))}
+    for run in range(3):
+        ns = {"np": np, "steps": 12, **{k: v.copy() for k, v in first.items()}}
+        ref = {"np": np, "steps": 12, **{k: v.copy() for k, v in first.items()}}
+        exec(source, ref)
+        r = jf.run_cell(source, ns, backend="cpu")
+        for k in ("U", "V"):
+            assert np.array_equal(ns[k], ref[k]), (run, k)
+    assert r.cache == "hit" and r.kernels <= 12 + 2, r.kernel_list  # (a step a kernel; the first and last apart)
+    loops = [int(n) for n in re.findall(r"(\d+) iterations of \(k\d+\)", r.program)]
+    assert r.program.startswith("compiled:") and loops and max(loops) >= 12 - 3, r.program
 
 
 @pytest.mark.parametrize("backend", ["numpy", "cpu"])
