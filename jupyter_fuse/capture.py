@@ -11,6 +11,7 @@ object with its concrete value, so nothing lazy escapes.
 from __future__ import annotations
 
 import builtins
+import collections
 import sys
 import types
 from typing import Any
@@ -340,7 +341,7 @@ def _find_lazies(roots: list[Any]) -> list[LazyArray]:
 
 
 def _children(x: Any) -> list[Any]:
-    if isinstance(x, (list, tuple, set, frozenset)):
+    if isinstance(x, (list, tuple, set, frozenset, collections.deque)):
         return list(x)
     if isinstance(x, dict):
         return list(x.keys()) + list(x.values())  # keys too: a NumPy scalar can be one (`d[a[1]] = v`)
@@ -394,7 +395,7 @@ def _convert(x: Any, concrete: Any, ns: Namespace, memo: dict[int, Any]) -> Any:
         return memo[key]
     memo[key] = x  # cycles: a container inside itself stays itself
     rec = lambda v: _convert(v, concrete, ns, memo)  # noqa: E731
-    if isinstance(x, list):
+    if isinstance(x, (list, collections.deque)):  # (a deque of arrays: L-BFGS's last m pairs)
         for i, v in enumerate(x):
             nv = rec(v)
             if nv is not v:

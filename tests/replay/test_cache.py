@@ -191,6 +191,9 @@ PURE_PYTHON = [
     "d[int(x.argmax())].append(x * 2)\no = collections.OrderedDict(a=x.sum())\nq = collections.deque([1], maxlen=3)",
     "import heapq, bisect, statistics\nh = []\nfor v in x:\n    heapq.heappush(h, float(v))\n"
     "s = heapq.nsmallest(2, h)\ni = bisect.bisect(sorted(h), 1.0)\nm = statistics.median(h)\ny = x * m",
+    # (a deque holding the cell's arrays: L-BFGS's last m pairs; they were left lazy in it)
+    "import collections\npairs = collections.deque(maxlen=2)\nfor i in range(4):\n    pairs.append((x * i, x - i))\n"
+    "y = sum(s * t for s, t in pairs)\nfirst = collections.deque([x + 1])",
 ]
 
 
