@@ -441,8 +441,17 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     if moved and views.like_order(a._ghost()) is None:
         # one op reading each element from where the roll moves it from: it fuses into the kernel of
         # whatever reads it (a stencil's ``np.roll(Z, 1, axis=0) + ...``), its argument read from memory
+        src = a._current()
+        if src.op == "copy" and src.args[0].dtype == src.dtype:  # (values, not memory: a roll by 0 copies)
+            src = src.args[0]
+        if src.op == "roll":  # a roll of a roll (the game of life's neighbours) is one roll of its argument
+            both = dict(zip(dict(src.params)["axis"], dict(src.params)["shift"]))
+            for ax, k in moved.items():
+                both[ax] = (both.get(ax, 0) + k) % a.shape[ax]
+            if any(both.values()):
+                src, moved = src.args[0], {ax: k for ax, k in sorted(both.items()) if k}
         params = (("shift", tuple(moved.values())), ("axis", tuple(moved)))
-        return fresh(session().bind("roll", (a._current(),), params, a.dtype, a.shape))
+        return fresh(session().bind("roll", (src,), params, a.dtype, a.shape))
     out = a  # (another memory order: NumPy's empty_like keeps it; written as the two slices of each axis)
     for ax, sh in shifts.items():
         n = a.shape[ax]

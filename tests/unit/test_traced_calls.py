@@ -34,6 +34,10 @@ CELLS = [
     "r = np.roll(a[0], 1) + a", "r = np.roll(a[:, :1], 1, axis=0) * a", "r = np.roll(v, 3) * v",
     "r = (np.roll(v > 3, 1) & (v < 5)).astype(np.int8)", "r = np.exp(np.roll(a, -5, axis=1) / 10) + np.roll(a, 6, axis=1)",
     "r = np.roll(a * 2, 1, axis=0) + a", "u = a.copy()\nfor i in range(3):\n    u += 0.1 * (np.roll(u, 1, 0) - u)",
+    # ... a roll of a roll is one roll: shifts along one axis add up (and may cancel)
+    "r = np.roll(np.roll(a, 1, 0), -1, 1)", "r = np.roll(np.roll(a, 1, 0), -1, 0)", "r = np.roll(np.roll(a, 2, 1), 3, 1)",
+    "q = np.roll(a, 1, 0)\nr = np.roll(q, 1, 1) + q", "r = np.roll(np.roll(a, 1, 0)[1:], 1, 0)", "r = np.roll(np.roll(f, 1, 0), 1, 1)",
+    "r = np.roll(np.roll(a, 0, 0), 1, 1)", "c = a.copy()\na[0] = 9\nr = np.roll(c, 1, 0) + a",
     # np.clip(out=)
     "h = a + 0; np.clip(a, 2, 9, out=a)", "r = np.clip(a, None, 5, out=a); same = r is a",
     "np.clip(v, 1, 4, out=v)", "np.clip(a[1:], 0, 3, out=a[:-1])", "np.clip(a, 0.5, 3, out=v[:4])",
@@ -101,6 +105,12 @@ def test_a_periodic_stencil_of_rolls_is_one_kernel(opts):
     what reads it: a five-point periodic stencil and its update are one kernel, not a copy and two slice
     writes per roll (the CUDA kernel, emulated, computes it as the compiled one does)."""
     f = check(STENCIL, "Z = np.random.default_rng(3).random((9, 13))", **opts)
+    assert f.report.kernels == 1, f.report.kernel_list
+
+
+def test_the_game_of_lifes_neighbour_count_of_rolls_of_rolls_is_one_kernel():
+    f = check("n = sum(np.roll(np.roll(g, i, 0), j, 1) for i in (-1, 0, 1) for j in (-1, 0, 1) if i or j)\n"
+              "g = (n == 3) | (g & (n == 2))", "g = np.random.default_rng(2).random((7, 9)) < 0.4", backend="cpu")
     assert f.report.kernels == 1, f.report.kernel_list
 
 
