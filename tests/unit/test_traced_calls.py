@@ -37,6 +37,7 @@ CELLS = [
     # ... a roll of a roll is one roll: shifts along one axis add up (and may cancel)
     "r = np.roll(np.roll(a, 1, 0), -1, 1)", "r = np.roll(np.roll(a, 1, 0), -1, 0)", "r = np.roll(np.roll(a, 2, 1), 3, 1)",
     "q = np.roll(a, 1, 0)\nr = np.roll(q, 1, 1) + q", "r = np.roll(np.roll(a, 1, 0)[1:], 1, 0)", "r = np.roll(np.roll(f, 1, 0), 1, 1)",
+    "r = np.roll(v[::-1], 2)", "r = np.roll(a[::-1, ::2], 1, axis=0) * 2", "r = np.roll(a[:, 1], -1) - a[:, 2]",
     "r = np.roll(np.roll(a, 0, 0), 1, 1)", "c = a.copy()\na[0] = 9\nr = np.roll(c, 1, 0) + a",
     # np.clip(out=)
     "h = a + 0; np.clip(a, 2, 9, out=a)", "r = np.clip(a, None, 5, out=a); same = r is a",
