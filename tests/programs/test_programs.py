@@ -345,3 +345,24 @@ def test_the_arrays_a_loop_reads_from_a_tuple_count_toward_the_bound(monkeypatch
     source = SUMS + "del sums\n"
     r, _ = _compiled_replay(monkeypatch, _sums_setup, source, _sums_reset, MAX_ARRAYS=20)
     assert not r.program and "arrays" in r.program_note, (r.program, r.program_note)
+
+
+@pytest.mark.parametrize("lines", [0, 10_000])
+def test_a_long_program_is_compiled_unoptimized_and_still_leaves_numpys_values(monkeypatch, lines):
+    """Past ``cpu_program.OPTIMIZED_LINES`` of source a program's glue is not optimized by LLVM (its kernels
+    are): a loop of slice updates, a reduction, a ``float()`` each step and a history replays the same either
+    way, and the program is compiled with the flag or without it. (The backend keeps programs by their source:
+    each case runs another number of steps.)"""
+    from jupyter_fuse.backends import cpu_program
+
+    monkeypatch.setattr(cpu_program, "OPTIMIZED_LINES", lines)
+    made = []
+    real = cpu_program.compile_source
+    monkeypatch.setattr(cpu_program, "compile_source", lambda source, kernels: made.append(real(source, kernels))
+                        or made[-1])
+    source = (f"total = 0.0\nhist = []\nfor i in range({40 + (lines > 0)}):\n    u[1:-1] = 0.5 * (u[:-2] + u[2:]) + 0.01 * i\n"
+              "    total += float(u.sum())\n    hist.append(u[::7].copy())\nH = np.array(hist)\n")
+    u0 = np.linspace(0.0, 1.0, 50) ** 2
+    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "u": u0.copy()}, source, lambda ns: ns.update(u=u0.copy()))
+    assert "compiled: " in r.program, (r.program, r.program_note)
+    assert made and all(p.targetoptions.get("_dbg_optnone", False) is (lines == 0) for p in made), made
