@@ -442,7 +442,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         # one op reading each element from where the roll moves it from: it fuses into the kernel of
         # whatever reads it (a stencil's ``np.roll(Z, 1, axis=0) + ...``), its argument read from memory
         src = a._current()
-        if src.op == "copy" and src.args[0].dtype == src.dtype:  # (values, not memory: a roll by 0 copies)
+        if src.op == "copy" and src.args[0].dtype == src.dtype:  # (the copied values: np.roll by 0 is a copy)
             src = src.args[0]
         if src.op == "roll":  # a roll of a roll (the game of life's neighbours) is one roll of its argument
             both = dict(zip(dict(src.params)["axis"], dict(src.params)["shift"]))
