@@ -256,12 +256,15 @@ OPTIMIZED_LINES = 400  # a program's source lines up to which LLVM optimizes it 
 def compile_source(source: str, kernels: dict[str, Any]) -> Any:
     """The program as a numba function (compiled at its first call)."""
     from numba import njit
+    from numba.core.cpu import CPUTargetOptions
 
     namespace: dict[str, Any] = {"np": np, **kernels}
     exec(compile(source, "<jupyter_fuse program>", "exec"), namespace)  # noqa: S102 - our generated code
     # a long program (a block that did not roll all the way) is left unoptimized by LLVM: its work is in the
     # kernels it calls, compiled and optimized on their own, and optimizing its glue took time that grows much
-    # faster than its length (bench/realworld.py's inventory_sim: 718 lines, 57 s of a 67 s compile; 29 s in
-    # all unoptimized, its replay 4.0 ms instead of 2.3, NumPy's 9.7). A short one keeps LLVM's loops: adi's
+    # faster than its length (bench/realworld.py's inventory_sim, 718 lines: its background compile took 67 s,
+    # 28 s unoptimized; its replay 3.8 ms instead of 2.3, NumPy's 9.4). A short one keeps LLVM's loops: adi's
     # replay (bench/loops.py) took twice as long unoptimized, for a compile of 2 s.
-    return njit(_dbg_optnone=source.count("\n") > OPTIMIZED_LINES)(namespace["program"])
+    # (``_dbg_optnone`` is numba's own option, not a public one: where a numba lacks it, every program is optimized)
+    long = source.count("\n") > OPTIMIZED_LINES and hasattr(CPUTargetOptions, "_dbg_optnone")
+    return njit(_dbg_optnone=True)(namespace["program"]) if long else njit(namespace["program"])
