@@ -19,7 +19,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from . import lazyrandom, views
-from .ops import UFUNC_REDUCE, UFUNCS
+from .ops import UFUNC_REDUCE, UFUNCS, roll_moves
 from .session import active
 from .trace import (Buffer, LazyArray, Unsupported, _method_reduce, elementwise, fresh, matmul, operand, reduction,
                     scalar_as_array, session, through_int, ufunc_out, wrap_array)
@@ -445,7 +445,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         if src.op == "copy" and src.args[0].dtype == src.dtype:  # (the copied values: np.roll by 0 is a copy)
             src = src.args[0]
         if src.op == "roll":  # a roll of a roll (the game of life's neighbours) is one roll of its argument
-            both = dict(zip(dict(src.params)["axis"], dict(src.params)["shift"]))
+            both = roll_moves(src)
             for ax, k in moved.items():
                 both[ax] = (both.get(ax, 0) + k) % a.shape[ax]
             if any(both.values()):

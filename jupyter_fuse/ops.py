@@ -59,6 +59,13 @@ OPS["copy"] = OpInfo("copy", "elementwise", np.array, 1)
 # np.roll of a C-ordered array: each element read from where the roll moves it from (its params: the
 # shifts, each in 1..n-1, and their axes). Its argument is read from memory, never computed in its kernel.
 OPS["roll"] = OpInfo("roll", "elementwise", lambda x, shift, axis: np.roll(x, shift, axis), 1)
+
+
+def roll_moves(node) -> dict[int, int]:
+    """A ``roll`` node's shifts: axis -> k (1 <= k < the axis's length)."""
+    p = dict(node.params)
+    return dict(zip(p["axis"], p["shift"]))
+
 # A functional write: a copy of the storage with one region replaced.
 OPS["setitem"] = OpInfo("setitem", "elementwise", None, 2)  # type: ignore[arg-type]
 

@@ -21,6 +21,7 @@ compiled kernel serves every slice.)
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -250,7 +251,9 @@ def _slot_var(loop: Loop, slot: tuple[int, int]) -> int:
     return loop.outs[loop.out_slots.index(slot)]
 
 
-OPTIMIZED_LINES = 400  # a program's source lines up to which LLVM optimizes it (``compile_source``)
+# a program's source lines up to which LLVM optimizes it (``compile_source``); the environment sets it for a bench
+# (JUPYTER_FUSE_OPTIMIZED_LINES=0: every program unoptimized; =100000: every one optimized)
+OPTIMIZED_LINES = int(os.environ.get("JUPYTER_FUSE_OPTIMIZED_LINES", 400))
 
 
 def compile_source(source: str, kernels: dict[str, Any]) -> Any:

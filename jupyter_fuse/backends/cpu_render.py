@@ -47,7 +47,7 @@ from .. import views
 from . import cpu_nploop
 from ..fuse import Kernel
 from ..ir import Node
-from ..ops import OPS, SCALAR_MATH, SWAPPED, const_key, fixed_comparison, power_fast_paths
+from ..ops import OPS, SCALAR_MATH, SWAPPED, const_key, fixed_comparison, power_fast_paths, roll_moves
 
 
 class CannotRender(Exception):
@@ -833,7 +833,7 @@ def _rolled(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int], 
     length ``n`` by ``k`` (1 <= k < n) reads ``i - k``, or ``i - k + n`` where that is below 0."""
     lead = len(space) - node.ndim
     moved = {}
-    for ax, k in zip(dict(node.params)["axis"], dict(node.params)["shift"]):
+    for ax, k in roll_moves(node).items():
         i, w = var(lead + ax), ctx.fresh("w")
         lines.append(f"{w} = ({i}) - {k} if ({i}) >= {k} else ({i}) + {node.shape[ax] - k}")
         moved[lead + ax] = w

@@ -57,7 +57,7 @@ import numpy as np
 
 from ..fuse import Kernel, reduce_axes
 from ..ir import Node
-from ..ops import fixed_comparison, power_fast_paths
+from ..ops import fixed_comparison, power_fast_paths, roll_moves
 from .cpu_render import (CAST_HELPERS, MINMAX_HELPERS, SUPPORTED_DTYPES, CannotRender, exact_comparison,  # noqa: F401
                          deviation_dtype, float_product_dtype, loop_dtypes, outputs, param_value)
 
@@ -436,7 +436,7 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
         return
     if op == "roll":  # (its argument, in memory, read where the element comes from: as ``cpu_render._rolled``)
         lead, moved = len(space) - node.ndim, {}
-        for ax, k in zip(dict(node.params)["axis"], dict(node.params)["shift"]):
+        for ax, k in roll_moves(node).items():
             i, w = var(lead + ax), ctx.fresh()
             lines.append(f"const long long {w} = ({i}) >= {k} ? ({i}) - {k} : ({i}) + {node.shape[ax] - k};")
             moved[lead + ax] = w
