@@ -66,6 +66,7 @@ class Kernel:
     reads: set[Node] = field(default_factory=set)  # storages it reads from memory (``MAX_KERNEL_READS``)
     selects: int = 0  # its ``where`` nodes (``MAX_KERNEL_SELECTS``)
     sites: set[tuple[int, int]] = field(default_factory=set)  # where in the cell's code its ops were made
+    complex: bool = False  # computes on complex values (``_complex``)
 
     @property
     def reductions(self) -> list[Node]:
@@ -259,6 +260,10 @@ class _Partitioner:
             return None, f"kernel select limit ({MAX_KERNEL_SELECTS} np.where: compile time grows exponentially past it)"
         if node.op == "roll":
             return None, _roll_reason(self.lines, node, src, k)
+        if (k.complex or k.kind == "reduce") and (family(node.op) == "reduce" or _complex(node)):
+            what = node if _complex(node) else src
+            return None, (f"`{what.op}`{_line(self.lines, what)} computes on complex values, which are not fused "
+                          f"with a reduction (NumPy's own loops compute them, a block of elements at a time)")
         if a.op == "view":
             kinds = "/".join(dict.fromkeys(kind for kind, _ in a.params))
             return None, f"a view ({kinds}) of `{src.op}`{_line(self.lines, src)}, which {k.name} computes: written to memory first"
@@ -367,6 +372,7 @@ class _Partitioner:
         if node.op == "setitem":
             k.kind = "scatter"
         k.nodes.append(node)
+        k.complex = k.complex or _complex(node)
         k.selects += node.op == "where"
         k.phase[node] = role
         k.stage[node] = 0 if k.kind != "reduce" else max(  # (only a reduce kernel has passes)
@@ -383,7 +389,7 @@ class _Partitioner:
         seq = len(self.kernels)
         k = Kernel(f"k{seq}", kind, shape, [node], axes=axes, reason=reason,
                    phase={node: "red" if kind == "reduce" else "pro"}, stage={node: 0}, seq=seq,
-                   selects=int(node.op == "where"))
+                   selects=int(node.op == "where"), complex=_complex(node))
         self.kernels.append(k)
         self.deps[k], self.rdeps[k], self.reach[k] = set(), set(), seq
         self.owner[node] = k
@@ -627,6 +633,12 @@ def _same_or_apart(read: Node, write: Node) -> bool:
 def _roll_reason(lines: dict, node: Node, src: Node, k: Kernel) -> str:
     return (f"np.roll{_line(lines, node)} reads other elements of `{src.op}`{_line(lines, src)}, which {k.name} "
             f"computes: written to memory first")
+
+
+def _complex(node: Node) -> bool:
+    """Does ``node`` compute on complex values (its own, or its operands')?"""
+    return node.dtype is not None and node.dtype.kind == "c" or any(
+        a.dtype is not None and a.dtype.kind == "c" for a in node.args)
 
 
 def _seq(k: Kernel) -> int:

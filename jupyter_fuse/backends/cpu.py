@@ -37,7 +37,7 @@ from ..fuse import Kernel, reduce_axes
 from ..ir import Node
 from ..ops import family, free_const, render_key
 from ..fperrors import errors_raise
-from .cpu_render import (SUPPORTED_DTYPES, CannotRender, Rendered, outputs, param_value, rebind, render, source_params,
+from .cpu_render import (KERNEL_DTYPES, CannotRender, Rendered, outputs, param_value, rebind, render, source_params,
                          structure)
 from .cpu_single import python_call, single_call
 from .numpy import execute_plan, kernel_entry, numpy_launcher, resolve, run_on_numpy
@@ -106,9 +106,9 @@ class CpuBackend:
 
     def _support_reason(self, node: Node) -> str | None:
         dts = [a.dtype for a in node.args if a.dtype is not None] + [node.dtype]
-        bad = next((d for d in dts if d not in SUPPORTED_DTYPES), None)
+        bad = next((d for d in dts if d not in KERNEL_DTYPES), None)
         if bad is not None:
-            return f"`{node.op}` on {bad} runs as NumPy (the cpu backend compiles bool, ints and float32/64)"
+            return f"`{node.op}` on {bad} runs as NumPy (the cpu backend compiles bool, ints, float32/64 and complex64/128)"
         if family(node.op) not in ("elementwise", "source", "reduce"):
             return None  # the partitioner decides about library ops
         return _render_check(node)

@@ -48,6 +48,15 @@ NUMPY_LOOPS = frozenset({
     "hypot", "logaddexp", "logaddexp2",
 })
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
+# ufuncs on complex values a kernel computes by NumPy's loop: every one whose bits are not plain exact
+# arithmetic. NumPy multiplies complex numbers with fused multiply-adds where the CPU has them, and
+# computes ``absolute`` with a scaled formula of its own, neither as numba's complex type does.
+COMPLEX_LOOPS = frozenset({
+    "multiply", "divide", "square", "reciprocal", "absolute", "sqrt", "exp", "expm1", "log", "log2", "log10",
+    "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+    "arctanh", "power",
+})
 _CAPSULE = b"numpy_1.24_ufunc_call_info"
 _API = hasattr(np.ufunc, "_get_strided_loop") and hasattr(np.ufunc, "_resolve_dtypes_and_context")
 
@@ -55,6 +64,9 @@ _API = hasattr(np.ufunc, "_get_strided_loop") and hasattr(np.ufunc, "_resolve_dt
 def routed(op: str, ins: list[np.dtype], out: np.dtype, result: np.dtype) -> bool:
     """Is ``op`` on loop dtypes ``ins -> out`` (cast to ``result``) computed by NumPy's own loop?
     (``JUPYTER_FUSE_NUMPY_LOOPS=off``: kernels call C's functions, as before; asked per kernel rendered.)"""
+    if _API and ins and ins[0] in _COMPLEX:  # (no other way for these: NumPy's loops are always called)
+        return op in COMPLEX_LOOPS and result == out and all(d == ins[0] for d in ins) and (
+            out == ins[0] or op == "absolute" and out == np.dtype(ins[0].char.lower()))  # (D -> d, F -> f)
     return (_API and op in NUMPY_LOOPS and out in _FLOATS and result == out and all(d == out for d in ins)
             and os.environ.get("JUPYTER_FUSE_NUMPY_LOOPS", "on") != "off")
 
@@ -80,19 +92,24 @@ class Call:
     op: str
     args: list[str]
     strides: tuple[int, ...]
-    dtype: np.dtype
+    dtype: np.dtype  # the operands'
     loop: list[str]
+    result: np.dtype | None = None  # the output's, where it differs (a complex ``absolute``: a float)
+
+    @property
+    def out_dtype(self) -> np.dtype:
+        return self.result or self.dtype
 
 
 def marker(i: int) -> str:
     return f"#np_loop {i}"
 
 
-def loop_strides(node: Node, dtype: np.dtype) -> tuple[int, ...]:
-    """The byte strides of NumPy's call for ``node`` in ``dtype``: 0 for ``steady`` operands, else the item
-    size; the output's last."""
+def loop_strides(node: Node, dtype: np.dtype, result: np.dtype | None = None) -> tuple[int, ...]:
+    """The byte strides of NumPy's call for ``node`` on operands of ``dtype`` (into ``result``, where it
+    differs): 0 for ``steady`` operands, else the item size; the output's last."""
     item = dtype.itemsize
-    return tuple(0 if st else item for st in steady(node)) + (item,)
+    return tuple(0 if st else item for st in steady(node)) + ((result or dtype).itemsize,)
 
 
 def steady(node: Node) -> list[bool]:
@@ -114,17 +131,22 @@ def steady(node: Node) -> list[bool]:
     return out
 
 
-def loop_node(op: str, dtype: np.dtype, strides: tuple[int, ...], j: int) -> Node:
+def _signature(dtype: np.dtype, result: np.dtype | None) -> str:
+    return dtype.str if result in (None, dtype) else f"{dtype.str}->{result.str}"
+
+
+def loop_node(op: str, dtype: np.dtype, strides: tuple[int, ...], j: int, result: np.dtype | None = None) -> Node:
     """The kernel's integer argument ``j`` (0: the loop, 1: its context, 2: its auxiliary data) for NumPy's
-    loop of ``op`` on ``dtype`` called with these byte strides (inputs, then the output)."""
-    return Node.make("nploop", (), (op, dtype.str, strides, j), None, ())
+    loop of ``op`` on ``dtype`` (into ``result``, where it differs) called with these byte strides (inputs,
+    then the output)."""
+    return Node.make("nploop", (), (op, _signature(dtype, result), strides, j), None, ())
 
 
-def available(op: str, dtype: np.dtype, strides: tuple[int, ...]) -> bool:
+def available(op: str, dtype: np.dtype, strides: tuple[int, ...], result: np.dtype | None = None) -> bool:
     """Does this NumPy give its loop for ``op`` on ``dtype`` at these strides (its API is experimental: where
     it does not, the kernel calls C's function, as before)?"""
     try:
-        _pointers(op, dtype.str, strides)
+        _pointers(op, _signature(dtype, result), strides)
     except Exception:  # noqa: BLE001 - any failure of a private API means: not this way
         return False
     return True
@@ -139,8 +161,9 @@ def loop_value(node: Node) -> int:
 @functools.lru_cache(maxsize=None)  # (the capsule holds the context and auxiliary data: kept for good)
 def _pointers(op: str, dtype: str, strides: tuple[int, ...]) -> tuple[int, int, int, Any]:
     uf = getattr(np, op)
-    dt = np.dtype(dtype)
-    _, capsule = uf._resolve_dtypes_and_context((dt,) * (uf.nin + uf.nout))
+    ins, _, out = dtype.partition("->")
+    dt = np.dtype(ins)
+    _, capsule = uf._resolve_dtypes_and_context((dt,) * uf.nin + (np.dtype(out or ins),) * uf.nout)
     uf._get_strided_loop(capsule, fixed_strides=strides)
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
@@ -250,7 +273,7 @@ def _ancestors(body: list[str], h: int) -> list[int]:
 
 def _single(c: Call) -> list[str]:
     """The call on one element: every operand in a one-element buffer of its own (``k``)."""
-    lines = [f"b{c.out} = np.empty(1, np.{c.dtype.name})"]
+    lines = [f"b{c.out} = np.empty(1, np.{c.out_dtype.name})"]
     for a in c.args:
         lines += _one(a, c.dtype)
     return lines + [_invoke(c, "1", [f"k{a}.ctypes.data" for a in c.args]), f"{c.out} = b{c.out}[0]"]
@@ -267,7 +290,7 @@ def _invoke(c: Call, n: str, ptrs: list[str]) -> str:
     one, or the input itself: ``_direct``)."""
     args = ", ".join(f"{ptr}, {st}" for ptr, st in zip(ptrs, c.strides))
     return (f"np_loop{len(c.args)}({', '.join(c.loop)}, {n}, {args}, b{c.out}.ctypes.data, "
-            f"{c.dtype.itemsize})  # {c.out} = np.{c.op}({', '.join(c.args)}): NumPy's own loop")
+            f"{c.out_dtype.itemsize})  # {c.out} = np.{c.op}({', '.join(c.args)}): NumPy's own loop")
 
 
 def _blocks(head: Any, inner: list[list[str]], calls: list[Call], dtypes: dict[str, np.dtype], serial: int,

@@ -44,7 +44,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import views
-from . import cpu_nploop
+from . import cpu_complex, cpu_nploop
 from ..fuse import Kernel
 from ..ir import Node
 from ..ops import OPS, SCALAR_MATH, SWAPPED, const_key, fixed_comparison, power_fast_paths, roll_moves
@@ -393,6 +393,10 @@ def _cast(expr: str, frm: np.dtype, to: np.dtype) -> str:
         return expr
     if to == np.bool_:
         return f"({expr} != 0)"
+    if frm.kind == "c" and to.kind != "c":  # (NumPy keeps the real part, and warns that it drops the other)
+        raise CannotRender(f"a cast of {frm} to {to} (NumPy warns: ComplexWarning)")
+    if frm == np.bool_ and to.kind == "c":
+        return f"np.{to.name}(np.float64({expr}))"
     if frm.kind == "f" and to.kind in "iu":  # float -> int as x86-64 does it (``f2i64``, ``f2i32``)
         if to == np.uint32:  # as C compilers do it on x86-64 (NumPy's result out of range)
             return f"np.uint32(f2i64({expr}))"
@@ -456,7 +460,7 @@ def loop_dtypes(node: Node, arg_dtypes: list[Any]) -> tuple[list[np.dtype], np.d
             types = info.fn.resolve_dtypes(tuple(arg_dtypes) + (None,))
     except (TypeError, ValueError) as e:
         raise CannotRender(f"no loop for {node.op}{tuple(arg_dtypes)}: {e}") from None
-    bad = next((d for d in types if d not in SUPPORTED_DTYPES), None)
+    bad = next((d for d in types if d not in KERNEL_DTYPES), None)
     if bad is not None:
         raise CannotRender(f"NumPy computes `{node.op}` in {bad}")
     return list(types[:-1]), types[-1]
@@ -465,6 +469,8 @@ def loop_dtypes(node: Node, arg_dtypes: list[Any]) -> tuple[list[np.dtype], np.d
 def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, helpers: set[str]) -> str:
     """The op applied to operands already cast to the loop dtypes ``ins``."""
     op = node.op
+    if out.kind == "c" or any(d.kind == "c" for d in ins):
+        return _complex_expression(node, args, ins)
     kinds = "".join(d.kind for d in ins)
     flt = all(k == "f" for k in kinds)
     integer = all(k in "iub" for k in kinds)
@@ -562,7 +568,33 @@ def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, 
     return _no(node, ins)
 
 
+def _complex_expression(node: Node, args: list[str], ins: list[np.dtype]) -> str:
+    """An op on complex operands that is exact in numba's complex type: the rest (a product, a quotient,
+    ``abs``, ``exp``...) is computed by NumPy's own loop (``cpu_nploop.COMPLEX_LOOPS``), or not fused."""
+    op, a = node.op, args[0]
+    if op in ("add", "subtract", "equal", "not_equal"):
+        return f"({a} {_INFIX[op]} {args[1]})"
+    if op == "negative":
+        return f"(-{a})"
+    if op == "positive":
+        return a
+    if op == "conjugate":
+        return f"np.conj({a})"
+    if op in ("isnan", "isinf"):  # (either part)
+        return f"(np.{op}({a}.real) or np.{op}({a}.imag))"
+    if op == "isfinite":
+        return f"(np.isfinite({a}.real) and np.isfinite({a}.imag))"
+    if op == "logical_not":
+        return f"({a} == 0)"
+    if op in ("logical_and", "logical_or", "logical_xor"):
+        sym = {"logical_and": "and", "logical_or": "or", "logical_xor": "!="}[op]
+        return f"(({a} != 0) {sym} ({args[1]} != 0))"
+    return _no(node, ins)
+
+
 _I64 = np.dtype(np.int64)
+C128 = np.dtype(np.complex128)
+HELPERS.update(cpu_complex.HELPERS)
 
 
 def _wrapping_int64(op: str, a: str, b: str, ins: list[np.dtype]) -> str | None:
@@ -590,6 +622,8 @@ def _no(node: Node, ins: list[np.dtype]) -> str:
 
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"))
+# elementwise kernels also compute on complex values (reductions of them, and programs' own calls, not)
+KERNEL_DTYPES = SUPPORTED_DTYPES | {np.dtype(np.complex64), np.dtype(np.complex128)}
 
 
 # -- kernels ---------------------------------------------------------------------------
@@ -673,6 +707,7 @@ def render(kernel: Kernel) -> Rendered:
     loops = [f"np_loop{n}" for n in (1, 2) if f"np_loop{n}(" in fn_body]
     source = (
         "import numpy as np\nfrom numba import njit, prange\n"
+        + (f"from {cpu_complex.__name__} import fma\n" if "fma(" in helpers else "")
         + (f"from {__name__} import {', '.join(shared)}\n" if shared else "")
         + (f"from {cpu_nploop.__name__} import {', '.join(loops)}\n" if loops else "") + helpers
         # two functions, not two dispatchers of one: numba's disk cache keys by function name
@@ -797,6 +832,8 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
         lines.append(f"{name} = ({x} if {c} else {y})")
         return
     if op == "clip":
+        if node.dtype.kind == "c":
+            raise CannotRender("clip of complex values")
         x, lo, hi = (_arg(ctx, node, i, operands[i], node.dtype) for i in range(3))
         if node.dtype.kind == "f":
             ctx.helpers.add("clip_f")
@@ -805,7 +842,7 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
             lines.append(f"{name} = min(max({x}, {lo}), {hi})")
         return
     ins, out = loop_dtypes(node, dtypes)
-    if op == "power" and not all(d.kind == "f" for d in ins):
+    if op == "power" and not all(d.kind in "fc" for d in ins):
         exp = node.args[1]
         if exp.op != "const" or not isinstance(exp.params[1], (int, np.integer)) or int(exp.params[1]) < 0:
             raise CannotRender("integer power with a non-constant or negative exponent")
@@ -818,10 +855,16 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
         lines.append(f"{name} = {fixed}")
         return
     cast_args = [_arg(ctx, node, i, operands[i], ins[i]) for i in range(len(node.args))]
+    if op in cpu_complex.OPS and ins[0] == C128 and all(d == C128 for d in ins) and cpu_complex.inline(op):
+        helper = cpu_complex.OPS[op]  # (NumPy's formula, inline: cpu_complex)
+        ctx.helpers.add(helper)
+        call = f"cmul({cast_args[0]}, {cast_args[-1]})" if helper == "cmul" else f"cabs({cast_args[0]})"
+        lines.append(f"{name} = {_result(call, out, node.dtype)}")
+        return
     if ctx.blocked and cpu_nploop.routed(op, ins, out, node.dtype) and SCALAR_MATH not in node.params:  # (C's pow)
-        strides = cpu_nploop.loop_strides(node, out)
-        if cpu_nploop.available(op, out, strides):
-            lines.append(_call(ctx, node, name, cast_args, out, strides, lines))
+        strides = cpu_nploop.loop_strides(node, ins[0], out)
+        if cpu_nploop.available(op, ins[0], strides, out):
+            lines.append(_call(ctx, node, name, cast_args, ins[0], strides, lines, out))
             return
     expr = expression(node, cast_args, ins, out, ctx.helpers)
     lines.append(f"{name} = {_result(expr, out, node.dtype)}")
@@ -955,7 +998,7 @@ def _render_elementwise(ctx: _Ctx) -> list[str]:
 
 
 def _call(ctx: _Ctx, node: Node, name: str, args: list[str], dtype: np.dtype, strides: tuple[int, ...],
-          lines: list[str]) -> str:
+          lines: list[str], result: np.dtype) -> str:
     """``name = node`` by NumPy's own loop (cpu_nploop): a marker line ``cpu_nploop.place`` expands, once the
     kernel's loops are written, into a call on blocks of elements. Operands are variables (a cast is computed
     into one first) or scalar arguments (``p3``)."""
@@ -967,8 +1010,8 @@ def _call(ctx: _Ctx, node: Node, name: str, args: list[str], dtype: np.dtype, st
             lines.append(f"{v} = {arg}")
             arg = v
         names.append(arg)
-    loop = [ctx.param(cpu_nploop.loop_node(node.op, dtype, strides, j), np.dtype(np.intp)) for j in range(3)]
-    ctx.calls.append(cpu_nploop.Call(name, node.op, names, strides[:-1], dtype, loop))
+    loop = [ctx.param(cpu_nploop.loop_node(node.op, dtype, strides, j, result), np.dtype(np.intp)) for j in range(3)]
+    ctx.calls.append(cpu_nploop.Call(name, node.op, names, strides[:-1], dtype, loop, result if result != dtype else None))
     return cpu_nploop.marker(len(ctx.calls) - 1)
 
 
@@ -1255,6 +1298,8 @@ def _render_reduce(ctx: _Ctx) -> tuple[list[str], bool]:
     for r in k.nodes:  # var(dtype=int): NumPy's mean, deviations and squares wrap in that integer dtype
         if r.op in ("var", "std") and r.dtype.kind != "f":
             raise CannotRender(f"{r.op} in {r.dtype}: NumPy's integer arithmetic")
+        if any(d.kind == "c" for d in [r.dtype] + [a.dtype for a in r.args if a.dtype is not None]):
+            raise CannotRender(f"`{r.op}` on complex values in a reduction's kernel")
     space, axes = k.shape, k.axes
     nd = len(space)
     outer = [d for d in range(nd) if d not in axes]

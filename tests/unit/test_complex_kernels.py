@@ -1,0 +1,103 @@
+"""Complex values in fused cpu kernels: exact complex arithmetic (``+``, ``-``, ``==``, ``np.where``, casts)
+inline, every other complex op by NumPy's own loop (``cpu_nploop.COMPLEX_LOOPS``: NumPy multiplies with
+fused multiply-adds and computes ``abs`` with its own formula, neither as numba's complex type does), so a
+Mandelbrot step is one kernel with NumPy's bits. Reductions of complex values stay NumPy's calls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from harness import check
+
+import jupyter_fuse
+
+BACKENDS = [pytest.param({"backend": "numpy"}, id="numpy"), pytest.param({"backend": "cpu"}, id="cpu"),
+            pytest.param({"backend": "cupy", "dry_run": True}, id="cupy-dry")]
+
+SETUP = ("z = np.array([1+2j, -0.5+0.25j, 3-1j, 0j, complex(np.inf, 1), complex(np.nan, 0), 1e300+1e300j, -2-3j]); "
+         "w = z[::-1].copy(); x = np.linspace(-2, 2, 8); z64 = z.astype(np.complex64); b = x > 0; "
+         "i = np.arange(8); m = (np.arange(12.0).reshape(3, 4) - 5) * (0.5 - 0.25j)")
+
+CELLS = [
+    "r = z * w + z", "r = z / w", "r = z * z", "r = z ** 2", "r = z ** -1", "r = z ** 0.5", "r = z ** 3",
+    "r = z ** w", "r = z ** 2.5", "r = np.abs(z) + x", "r = np.abs(z64)", "r = np.exp(z) * 2", "r = np.sqrt(z - x)",
+    "r = np.log(z + 1)", "r = np.conj(z) * z", "r = -z + 1j", "r = +z * 1j", "r = z == w", "r = z != 0",
+    "r = np.isnan(z)", "r = np.isinf(z)", "r = np.isfinite(z * 2)", "r = np.where(b, z, 0)",
+    "r = np.where(np.abs(z) < 3, z * z, -z)", "r = z.astype(np.complex64) * 2", "r = (x * 1j + i).astype(np.complex64)",
+    "r = x + 1j * x[::-1]", "r = b * 1j", "r = b + z", "r = i * (1 + 1j)", "r = i.astype(np.uint64) + z",
+    "r = z64 * z64 + z64", "r = z64 / (z64 + 1)",
+    "r = np.abs(z) <= 2.0", "r = np.tanh(z)", "r = np.sin(z) + np.cos(w)", "r = 1 / z", "r = np.square(z) - np.reciprocal(w)",
+    "r = (z * w).sum()", "r = np.abs(z * w).sum()", "r = np.abs(m * m).max(axis=1) + x[:3]", "r = (m * 1j).mean(axis=0)",
+    "s = x.sum(axis=0) * 1j", "r = (x * 2).sum() + z", "z *= w", "z[1:] = z[:-1] * 2j", "z[b] = z[b] * w[b]",
+    "z += x", "x += z.real", "r = z.astype(float)", "r = (z * 2).astype(np.int64)", "r = (z * 2).astype(bool)",
+    "r = np.clip(z, 0, 1)", "r = np.zeros(4, complex) + 1j", "r = np.ones_like(z) * z", "r = np.full(3, 1+1j) * 2",
+    "r = z > w", "r = np.maximum(z, w)", "r = np.sign(z)", "r = z // w", "r = np.logical_and(z, w)",
+    "r = np.logical_not(z * 0)", "r = z * 0.5", "r = z * np.float32(2)", "r = z64 * 2.5", "r = z64 * np.float64(2.5)",
+    "r = z64 * x", "r = m @ m.T * 2", "r = m.T * (1 + 2j) - m.T", "r = np.exp(1j * x) * 3", "r = (m[:, ::2] * m[:, 1::2]).T",
+    "r = z * w\nprint(r[0])", "q = z * w\nif abs(q[0]) > 1:\n    q = q / 2",
+    "u = z * 0\nfor k in range(5):\n    u = u * u + w\n    inside = np.abs(u) <= 2.0\n    u = np.where(inside, u, 2.0)",
+    "r = np.exp(1j * x)\nr = r.conj() * r",
+]
+
+
+@pytest.mark.parametrize("opts", BACKENDS)
+@pytest.mark.parametrize("source", CELLS)
+def test_is_numpys(source, opts):
+    check(source, SETUP, **opts)
+
+
+MANDELBROT = """\
+c = x[None, :] + 1j * y[:, None]
+z = np.zeros_like(c)
+count = np.zeros(c.shape, dtype=np.int64)
+for k in range(iters):
+    z = z * z + c
+    inside = np.abs(z) <= 2.0
+    count += inside
+    z = np.where(inside, z, 2.0)
+"""
+
+
+def _mandelbrot(n: int = 48, iters: int = 6) -> dict:
+    return {"np": np, "x": np.linspace(-2, 1, n), "y": np.linspace(-1.5, 1.5, n), "iters": iters}
+
+
+def test_a_mandelbrot_step_is_one_kernel_with_numpys_bits():
+    ref = _mandelbrot()
+    exec(MANDELBROT, ref)
+    ns = _mandelbrot()
+    report = jupyter_fuse.run_cell(MANDELBROT, ns, backend="cpu")
+    assert report.kernels <= 6 + 2, report.kernel_list  # (a step each; the setup fuses into the first)
+    assert not [k for k in report.kernel_list if k.get("kind") == "single"]
+    for name in ("z", "count", "c"):  # the products and the abs: NumPy's bits, not within a tolerance
+        assert ns[name].dtype == ref[name].dtype and np.array_equal(ns[name], ref[name]), name
+
+
+@pytest.mark.parametrize("inline", [True, False], ids=["inline", "numpys-loops"])
+@pytest.mark.parametrize("op", ["a * b", "b * a", "a * a", "a * c", "a / b", "np.abs(a)", "np.square(a)", "a ** 2",
+                                "np.exp(a)", "np.sqrt(a)"])
+def test_complex_ops_have_numpys_bits(op, inline, monkeypatch):
+    from jupyter_fuse.backends import cpu_complex
+
+    if inline:  # (the machine's NumPy computes them as cpu_complex writes them: else the kernel calls its loops)
+        assert cpu_complex.inline("multiply") and cpu_complex.inline("absolute"), "probe disagrees with NumPy here"
+    else:
+        monkeypatch.setattr(cpu_complex, "inline", lambda op: False)
+    rng = np.random.default_rng(7)
+    setup = {"np": np, "a": rng.standard_normal(2000) * 10 ** rng.uniform(-3, 3, 2000) + 1j * rng.standard_normal(2000),
+             "b": rng.standard_normal(2000) + 1j * rng.standard_normal(2000) * 10 ** rng.uniform(-3, 3, 2000)}
+    setup["c"] = setup["b"][7]  # (a NumPy scalar: NumPy's loop reads it with stride 0)
+    src = f"r = ({op}) + 0"  # (the op inside a kernel of two)
+    ref = dict(setup)
+    exec(src, ref)
+    ns = dict(setup)
+    report = jupyter_fuse.run_cell(src, ns, backend="cpu")
+    assert report.kernels == 1 and not [k for k in report.kernel_list if k.get("kind") == "single"]
+    assert np.array_equal(ns["r"], ref["r"])
+
+
+def test_a_complex_value_is_not_fused_with_a_reduction_and_says_why():
+    ns = {"np": np, "z": np.arange(6.0) * (1 + 1j)}
+    report = jupyter_fuse.run_cell("s = np.abs(z * z).sum()", ns, backend="cpu")
+    assert ns["s"] == np.abs(np.arange(6.0) * (1 + 1j) * (np.arange(6.0) * (1 + 1j))).sum()
+    assert any("complex values, which are not fused with a reduction" in b["reason"] for b in report.breaks), report.breaks
