@@ -221,6 +221,24 @@ def _scalar(n: int, steps: int) -> dict:
     return {"np": np, "x": np.linspace(0.0, 1.0, n).copy(), "steps": steps}  # (linspace gives a view)
 
 
+# escape-time Mandelbrot on complex arrays, every point iterated (escaped ones parked at 2)
+MANDELBROT = """\
+c = x[None, :] + 1j * y[:, None]
+z = np.zeros_like(c)
+count = np.zeros(c.shape, dtype=np.int64)
+for k in range(iters):
+    z = z * z + c
+    inside = np.abs(z) <= 2.0
+    count += inside
+    z = np.where(inside, z, 2.0)
+"""
+
+
+def _mandelbrot(n: int, iters: int) -> dict:
+    return {"np": np, "x": np.linspace(-2.0, 1.0, n).copy(), "y": np.linspace(-1.5, 1.5, n).copy(),  # (views: see _scalar)
+            "iters": iters}
+
+
 PROGRAMS = [
     Program("heat1d", HEAT1D, lambda s: _heat1d(**s),
             {"tiny": dict(nx=50, nt=20), "small": dict(nx=1000, nt=500), "large": dict(nx=2_000_000, nt=20)},
@@ -247,6 +265,9 @@ PROGRAMS = [
     Program("scalar", SCALAR, lambda s: _scalar(**s),
             {"tiny": dict(n=16, steps=50), "small": dict(n=1000, steps=2000), "large": dict(n=2_000_000, steps=50)},
             ("x",)),
+    Program("mandelbrot", MANDELBROT, lambda s: _mandelbrot(**s),
+            {"tiny": dict(n=12, iters=6), "small": dict(n=200, iters=30), "large": dict(n=1000, iters=20)},
+            ("z", "count")),
 ]
 
 BY_NAME = {p.name: p for p in PROGRAMS}

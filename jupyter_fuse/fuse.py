@@ -260,7 +260,7 @@ class _Partitioner:
             return None, f"kernel select limit ({MAX_KERNEL_SELECTS} np.where: compile time grows exponentially past it)"
         if node.op == "roll":
             return None, _roll_reason(self.lines, node, src, k)
-        if (k.complex or k.kind == "reduce") and (family(node.op) == "reduce" or _complex(node)):
+        if k.complex and family(node.op) == "reduce" or k.kind == "reduce" and _complex(node):
             what = node if _complex(node) else src
             return None, (f"`{what.op}`{_line(self.lines, what)} computes on complex values, which are not fused "
                           f"with a reduction (NumPy's own loops compute them, a block of elements at a time)")
