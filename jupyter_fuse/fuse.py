@@ -260,10 +260,6 @@ class _Partitioner:
             return None, f"kernel select limit ({MAX_KERNEL_SELECTS} np.where: compile time grows exponentially past it)"
         if node.op == "roll":
             return None, _roll_reason(self.lines, node, src, k)
-        if k.complex and family(node.op) == "reduce" or k.kind == "reduce" and _complex(node):
-            what = node if _complex(node) else src
-            return None, (f"`{what.op}`{_line(self.lines, what)} computes on complex values, which are not fused "
-                          f"with a reduction (NumPy's own loops compute them, a block of elements at a time)")
         if a.op == "view":
             kinds = "/".join(dict.fromkeys(kind for kind, _ in a.params))
             return None, f"a view ({kinds}) of `{src.op}`{_line(self.lines, src)}, which {k.name} computes: written to memory first"
@@ -305,6 +301,13 @@ class _Partitioner:
             for a in node.args:  # (the reason goes with the value that links the node to k)
                 if self.owner.get(a._base or a) is k:
                     why[a] = f"kernel input limit ({MAX_KERNEL_READS} arrays read from memory)"
+            return False
+        if (k.complex or _complex(node)) and (k.kind == "reduce" or family(node.op) == "reduce"):
+            what = node if _complex(node) else next(n for n in k.nodes if _complex(n))
+            for a in node.args:
+                if self.owner.get(a._base or a) is k:
+                    why[a] = (f"`{what.op}`{_line(self.lines, what)} computes on complex values, which are not fused "
+                              f"with a reduction (NumPy's own loops compute them, a block of elements at a time)")
             return False
         if node.op == "setitem" and self.owner.get(node.args[0].storage()) is k:
             # k computes the destination too (a sibling of the value): it must be in memory before the write
@@ -487,6 +490,8 @@ class _Partitioner:
             return False  # (an elementwise kernel rides along a reduction on backends with staged kernels)
         if kinds == {"reduce"} and a.axes != b.axes:
             return False
+        if "reduce" in kinds and (a.complex or b.complex):  # (as in ``_can_join``)
+            return False
         if len(a.nodes) + len(b.nodes) > MAX_KERNEL_OPS or a.selects + b.selects > MAX_KERNEL_SELECTS \
                 or self._depends(a, b) or self._depends(b, a):
             return False
@@ -503,6 +508,7 @@ class _Partitioner:
         if b.kind == "reduce" and a.kind == "ew":  # an elementwise kernel rides along a reduction's first pass
             a.kind, a.axes = "reduce", b.axes
         a.nodes += b.nodes
+        a.complex = a.complex or b.complex
         a.selects += b.selects
         a.reads |= b.reads
         a.sites |= b.sites

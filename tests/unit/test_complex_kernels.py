@@ -101,3 +101,14 @@ def test_a_complex_value_is_not_fused_with_a_reduction_and_says_why():
     report = jupyter_fuse.run_cell("s = np.abs(z * z).sum()", ns, backend="cpu")
     assert ns["s"] == np.abs(np.arange(6.0) * (1 + 1j) * (np.arange(6.0) * (1 + 1j))).sum()
     assert any("complex values, which are not fused with a reduction" in b["reason"] for b in report.breaks), report.breaks
+
+
+def test_a_complex_kernel_is_not_merged_into_a_reduction_of_its_space():
+    """Found by the generator (seed 5950010): a complex copy, an elementwise kernel of one element, was
+    merged as a sibling into a reduction's kernel over the same space, which then could not render."""
+    setup = "a = np.array([(1.5+2j), (2+1j), (-1.5+2j), (-1-1j)], dtype=np.complex128)[::-1]"
+    cell = ("v14 = (a[...].any(axis=0, keepdims=True) ** a.squeeze())\nv15 = np.exp(np.arctan2(7, 2.0))\n"
+            "v16 = (a == a).clip(0, 5)\nv17 = (np.negative(np.uint8(200)) - np.argmin(v15))\n"
+            "np.add(np.bool_(True), v17, v16)\nv19 = np.maximum((a * v16), (v16[None] < np.inf))\n"
+            "v20 = a[0].var(axis=None, keepdims=True)\n")
+    check(cell, setup, backend="cpu")
