@@ -77,7 +77,7 @@ class CpuBackend:
         self._supported: dict[tuple, str | None] = {}
         self._rendered: dict[tuple, tuple[Rendered, list[Node]]] = {}  # structure -> (rendered, its nodes)
         self._programs: dict[tuple, tuple[Any, dict]] = {}  # a block's source and kernels -> its function
-        self._jobs: dict[tuple[str, bool], Any] = {}  # kernel source -> its background compile (None: none)
+        self._jobs: dict[tuple, Any] = {}  # (kernel source, parallel, argument types) -> its background compile (None: none)
         # (source, parallel, argument types) -> the compiled entry point: a launcher's first launch would ask
         # numba to type its arguments, and a traced loop makes a launcher per kernel per chunk
         self._entries: dict[tuple, Any] = {}
@@ -149,8 +149,6 @@ class CpuBackend:
         meanwhile = numpy_launcher(kernel, COMPILING, plan.inplace, rendered.source)  # NumPy runs it while numba compiles
 
         def launch(values: dict, report: Any) -> None:
-            if not job and not compiled and (rendered.source, parallel) in self._jobs and work < compiler.SMALL:
-                job.append(self._jobs[(rendered.source, parallel)])  # (its source's compile, asked by another kernel)
             if job and job[0] is not None and not job[0].done.is_set():
                 report._meanwhile = True
                 meanwhile(values, report)  # (still compiling: no arguments to bind)
@@ -162,7 +160,9 @@ class CpuBackend:
             compile_time, how = 0.0, "memory"
             if not compiled:
                 if not job and work < compiler.SMALL and compiler.background():
-                    key = (rendered.source, parallel)  # (asked once per source: a plan launches one source often)
+                    # asked once per source and argument types (a plan launches one source often; kernels
+                    # of one source may read other dtypes: a copy of ints and one of complex values)
+                    key = (rendered.source, parallel, _types(args))
                     if key not in self._jobs:
                         self._jobs[key] = self._compiling(rendered, parallel, args)
                     job.append(self._jobs[key])
