@@ -19,7 +19,7 @@ import numpy as np
 from ..ir import Node
 from . import cpu_blas, cpu_index
 from ..views import element_layout
-from .cpu_render import SUPPORTED_DTYPES
+from .cpu_render import KERNEL_DTYPES
 from .numpy import as_result, run_node
 
 # what ``run_node`` and ``as_result`` read of a node: a stand-in keeps no graph alive
@@ -72,11 +72,11 @@ def _arguments(nodes: Any, out: Node) -> list[tuple] | None:
     """The call's arguments: each operand's shape, then its storage with the offset and strides of its
     elements there, and the output; None where the program does not hold one of them (a 0-d or strided
     operand, a dtype it does not compile)."""
-    if out.dtype not in SUPPORTED_DTYPES:
+    if out.dtype not in KERNEL_DTYPES:
         return None
     args: list[tuple] = []
     for a in nodes:
-        flat = element_layout(a, a.shape) if a.shape and a.dtype in SUPPORTED_DTYPES else None
+        flat = element_layout(a, a.shape) if a.shape and a.dtype in KERNEL_DTYPES else None
         if flat is None:
             return None
         args += [("const", int(d)) for d in a.shape]

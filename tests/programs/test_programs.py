@@ -366,3 +366,14 @@ def test_a_long_program_is_compiled_unoptimized_and_still_leaves_numpys_values(m
     r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "u": u0.copy()}, source, lambda ns: ns.update(u=u0.copy()))
     assert "compiled: " in r.program, (r.program, r.program_note)
     assert made and all(p.targetoptions.get("_dbg_optnone", False) is (lines == 0) for p in made), made
+
+
+def test_a_complex_reduction_each_step_stays_in_the_compiled_loop(monkeypatch):
+    """A Kuramoto order parameter each step, ``np.exp(1j * theta).mean()``: the complex mean is NumPy's call
+    (reductions of complex values are not fused), made from the compiled program like a matmul is
+    (``cpu_single``), so the loop rolls; before, no kernel of the replay could be called from compiled code."""
+    source = ("rs = []\nfor step in range(30):\n    z = np.exp(1j * theta).mean()\n    theta = theta + 0.1 * np.sin(theta) + 0.01 * np.abs(z)\n"
+              "    rs.append(np.abs(z))\nR = np.array(rs)\n")
+    t0 = np.random.default_rng(5).uniform(0, 6.28, 64)
+    r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "theta": t0.copy()}, source, lambda ns: ns.update(theta=t0.copy()))
+    assert "iterations of" in r.program and "kernel by kernel" not in r.program, (r.program, r.program_note)
