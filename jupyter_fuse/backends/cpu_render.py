@@ -469,7 +469,7 @@ def loop_dtypes(node: Node, arg_dtypes: list[Any]) -> tuple[list[np.dtype], np.d
 def expression(node: Node, args: list[str], ins: list[np.dtype], out: np.dtype, helpers: set[str]) -> str:
     """The op applied to operands already cast to the loop dtypes ``ins``."""
     op = node.op
-    if out.kind == "c" or any(d.kind == "c" for d in ins):
+    if (out.kind == "c" or any(d.kind == "c" for d in ins)) and op not in _LOGICAL:  # (those: as for any dtype)
         return _complex_expression(node, args, ins)
     kinds = "".join(d.kind for d in ins)
     flt = all(k == "f" for k in kinds)
@@ -584,12 +584,10 @@ def _complex_expression(node: Node, args: list[str], ins: list[np.dtype]) -> str
         return f"(np.{op}({a}.real) or np.{op}({a}.imag))"
     if op == "isfinite":
         return f"(np.isfinite({a}.real) and np.isfinite({a}.imag))"
-    if op == "logical_not":
-        return f"({a} == 0)"
-    if op in ("logical_and", "logical_or", "logical_xor"):
-        sym = {"logical_and": "and", "logical_or": "or", "logical_xor": "!="}[op]
-        return f"(({a} != 0) {sym} ({args[1]} != 0))"
     return _no(node, ins)
+
+
+_LOGICAL = frozenset({"logical_not", "logical_and", "logical_or", "logical_xor"})
 
 
 _I64 = np.dtype(np.int64)

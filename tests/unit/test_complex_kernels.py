@@ -5,11 +5,17 @@ Mandelbrot step is one kernel with NumPy's bits. Reductions of complex values st
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from harness import check
 
 import jupyter_fuse
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from programs import BY_NAME  # noqa: E402
 
 BACKENDS = [pytest.param({"backend": "numpy"}, id="numpy"), pytest.param({"backend": "cpu"}, id="cpu"),
             pytest.param({"backend": "cupy", "dry_run": True}, id="cupy-dry")]
@@ -46,28 +52,14 @@ def test_is_numpys(source, opts):
     check(source, SETUP, **opts)
 
 
-MANDELBROT = """\
-c = x[None, :] + 1j * y[:, None]
-z = np.zeros_like(c)
-count = np.zeros(c.shape, dtype=np.int64)
-for k in range(iters):
-    z = z * z + c
-    inside = np.abs(z) <= 2.0
-    count += inside
-    z = np.where(inside, z, 2.0)
-"""
-
-
-def _mandelbrot(n: int = 48, iters: int = 6) -> dict:
-    return {"np": np, "x": np.linspace(-2, 1, n), "y": np.linspace(-1.5, 1.5, n), "iters": iters}
-
-
 def test_a_mandelbrot_step_is_one_kernel_with_numpys_bits():
-    ref = _mandelbrot()
-    exec(MANDELBROT, ref)
-    ns = _mandelbrot()
-    report = jupyter_fuse.run_cell(MANDELBROT, ns, backend="cpu")
-    assert report.kernels <= 6 + 2, report.kernel_list  # (a step each; the setup fuses into the first)
+    mandelbrot = BY_NAME["mandelbrot"]  # (bench/programs.py: every point iterated, the escaped parked at 2)
+    setup = mandelbrot.sizes["tiny"]
+    ref = mandelbrot.setup(setup)
+    exec(mandelbrot.source, ref)
+    ns = mandelbrot.setup(setup)
+    report = jupyter_fuse.run_cell(mandelbrot.source, ns, backend="cpu")
+    assert report.kernels <= setup["iters"] + 2, report.kernel_list  # (a step each; the setup fuses into the first)
     assert not [k for k in report.kernel_list if k.get("kind") == "single"]
     for name in ("z", "count", "c"):  # the products and the abs: NumPy's bits, not within a tolerance
         assert ns[name].dtype == ref[name].dtype and np.array_equal(ns[name], ref[name]), name
@@ -112,3 +104,21 @@ def test_a_complex_kernel_is_not_merged_into_a_reduction_of_its_space():
             "np.add(np.bool_(True), v17, v16)\nv19 = np.maximum((a * v16), (v16[None] < np.inf))\n"
             "v20 = a[0].var(axis=None, keepdims=True)\n")
     check(cell, setup, backend="cpu")
+
+
+def test_the_probe_refuses_a_formula_numpy_does_not_use(monkeypatch):
+    """``cpu_complex.inline`` runs the kernels' own helper text against NumPy: a product without fused
+    multiply-adds (numba's complex type) differs from NumPy's here, and is not written inline."""
+    from jupyter_fuse.backends import cpu_complex
+
+    z = cpu_complex._probe_values()
+    with np.errstate(all="ignore"):
+        if np.array_equal(z * z[::-1], [complex(a) * complex(b) for a, b in zip(z, z[::-1])], equal_nan=True):
+            pytest.skip("this machine's NumPy multiplies complex numbers as Python does")
+    monkeypatch.setitem(cpu_complex.HELPERS, "cmul", cpu_complex.HELPERS["cmul"].replace(
+        "complex(fma(a.real, b.real, -(a.imag * b.imag)), fma(a.real, b.imag, a.imag * b.real))", "a * b"))
+    cpu_complex.inline.cache_clear()
+    try:
+        assert not cpu_complex.inline("multiply")
+    finally:
+        cpu_complex.inline.cache_clear()
