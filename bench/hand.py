@@ -460,6 +460,52 @@ def run_scalar(ns: dict) -> None:
         ns["x"] = run(ns["x"], ns["steps"])
 
 
+# --- mandelbrot --------------------------------------------------------------------------------
+# Points are independent, so each runs all its iterations in registers (no array per step). The
+# product and the magnitude are written as NumPy computes them on this machine (fused multiply-adds,
+# its own scaled magnitude: jupyter_fuse/backends/cpu_complex.py, whose ``fma`` this borrows), else
+# points near |z| = 2 would escape a step apart from NumPy's.
+from jupyter_fuse.backends.cpu_complex import fma  # noqa: E402
+
+
+@kernel
+def _cabs(zr: float, zi: float) -> float:
+    a, b = abs(zr), abs(zi)
+    if np.isinf(a) or np.isinf(b):
+        return np.inf
+    if np.isnan(a) or np.isnan(b):
+        return np.nan
+    hi = max(a, b)
+    if hi == 0.0:
+        return 0.0
+    r = min(a, b) / hi
+    return np.sqrt(fma(r, r, 1.0)) * hi
+
+
+@loop
+def _mandelbrot(x: np.ndarray, y: np.ndarray, iters: int, z: np.ndarray, count: np.ndarray) -> None:
+    for i in prange(y.size):
+        ci = y[i]
+        for j in range(x.size):
+            cr = x[j] + fma(0.0, ci, -0.0)  # (1j * y, then + x, as NumPy forms c: the signed zeros too)
+            zr, zi, n = 0.0, 0.0, 0
+            for k in range(iters):
+                zr, zi = fma(zr, zr, -(zi * zi)) + cr, fma(zr, zi, zi * zr) + ci
+                if _cabs(zr, zi) <= 2.0:
+                    n += 1
+                else:
+                    zr, zi = 2.0, 0.0
+            z[i, j] = complex(zr, zi)
+            count[i, j] = n
+
+
+def run_mandelbrot(ns: dict) -> None:
+    x, y = ns["x"], ns["y"]
+    z, count = np.zeros((y.size, x.size), np.complex128), np.zeros((y.size, x.size), np.int64)
+    pick(_mandelbrot, x.size * y.size * ns["iters"])(x, y, ns["iters"], z, count)
+    ns.update(z=z, count=count)  # (the outputs bench/loops.py compares)
+
+
 HAND: dict[str, Callable[[dict], None]] = {
     "heat1d": run_heat1d,
     "jacobi1d": run_jacobi1d,
@@ -470,6 +516,7 @@ HAND: dict[str, Callable[[dict], None]] = {
     "conv": run_conv,
     "nbody": run_nbody,
     "scalar": run_scalar,
+    "mandelbrot": run_mandelbrot,
 }
 
 
