@@ -28,6 +28,19 @@ from typing import Any, Callable, Iterator
 # elements times ops: below this a kernel's NumPy run (a few ns an element an op: under 50 ms) costs
 # far less than waiting for numba (0.3-1.5 s a kernel); past it the kernel compiles where it runs
 SMALL = 1 << 24
+# ... unless it has many ops: numba's compile time grows with them (a 20-step Mandelbrot fused into one
+# kernel of about 120 ops took 3.5 s, where NumPy runs it on a million points in 0.15 s), so such a kernel
+# runs on NumPy meanwhile where NumPy's run (NUMPY_PER_OP an element an op) takes less than its compile
+# (COMPILE_PER_OP an op). Kernels of few ops keep the rule above.
+MANY_OPS = 32
+NUMPY_PER_OP = 3e-9
+COMPILE_PER_OP = 0.015
+
+
+def meanwhile(work: int, ops: int) -> bool:
+    """Does a kernel of ``ops`` ops over ``work`` element-ops run on NumPy while numba compiles it (else it
+    compiles where it runs)?"""
+    return work < SMALL or ops >= MANY_OPS and work * NUMPY_PER_OP < ops * COMPILE_PER_OP
 
 
 def background() -> bool:

@@ -159,7 +159,7 @@ class CpuBackend:
             args += extra
             compile_time, how = 0.0, "memory"
             if not compiled:
-                if not job and work < compiler.SMALL and compiler.background():
+                if not job and compiler.meanwhile(work, len(kernel.nodes)) and compiler.background():
                     # asked once per source and argument types (a plan launches one source often; kernels
                     # of one source may read other dtypes: a copy of ints and one of complex values)
                     key = (rendered.source, parallel, _types(args))
@@ -427,7 +427,7 @@ def _warm(blk: Any) -> None:
 
 
 def _work(kernel: Kernel) -> int:
-    """Elements times ops: what decides threads (``PARALLEL_WORK``) and a compile in sight (``compiler.SMALL``)."""
+    """Elements times ops: what decides threads (``PARALLEL_WORK``) and a compile in sight (``compiler.meanwhile``)."""
     return math.prod(kernel.shape) * len(kernel.nodes)
 
 

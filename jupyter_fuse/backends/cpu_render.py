@@ -620,7 +620,7 @@ def _no(node: Node, ins: list[np.dtype]) -> str:
 
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"))
-# elementwise kernels also compute on complex values (reductions of them, and programs' own calls, not)
+# kernels also compute on complex values (elementwise: a reduction of them is NumPy's call, ``fuse._can_join``)
 KERNEL_DTYPES = SUPPORTED_DTYPES | {np.dtype(np.complex64), np.dtype(np.complex128)}
 
 

@@ -112,6 +112,22 @@ def test_a_large_kernel_compiles_where_it_runs(background, monkeypatch):
     assert "fallback" not in k and k["cache"] == "compiled" and r.times["compile"] > 0
 
 
+def test_a_large_kernel_of_many_ops_runs_on_numpy_while_it_compiles(background, monkeypatch):
+    """Past ``SMALL`` too, a kernel of many ops (a fused 20-step loop: numba took 3.5 s for one of 120 ops)
+    runs on NumPy while numba compiles it, where NumPy's run would take less than the compile."""
+    monkeypatch.setattr(compiler, "SMALL", 1 << 12)
+    source = "y = x\nfor i in range(20):\n    y = y * 1.00013 + 0.25 * np.arctan(y)"
+    ns = {"np": np, "x": np.linspace(0.1, 3.0, 1 << 10)}
+    r = jupyter_fuse.run_cell(source, dict(ns), backend="cpu", cache=False)
+    (k,) = r.kernel_list
+    assert len(k["ops"]) >= compiler.MANY_OPS and k.get("fallback") == cpu.COMPILING and r.times["compile"] == 0.0
+    assert jupyter_fuse.wait_for_compiles(timeout=120)
+    out = dict(ns)
+    (k,) = jupyter_fuse.run_cell(source, out, backend="cpu", cache=False).kernel_list
+    assert "fallback" not in k and k["cache"] == "memory"
+    np.testing.assert_allclose(out["y"], _numpy(source, ns)["y"], rtol=1e-12)
+
+
 def test_a_replay_runs_kernel_by_kernel_until_its_program_is_compiled(background):
     source = LOOP.format(k=0.5)
 
