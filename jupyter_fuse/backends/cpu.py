@@ -43,7 +43,7 @@ from .cpu_single import python_call, single_call
 from .numpy import execute_plan, kernel_entry, numpy_launcher, resolve, run_on_numpy
 
 RAISE = "np.errstate/np.seterr asks for errors to raise: NumPy's own loops check them, compiled kernels do not"
-COMPILING = ("numba compiles it in the background (a small kernel's first run does not wait): NumPy ran it "
+COMPILING = ("numba compiles it in the background (a kernel NumPy runs sooner than numba compiles it does not wait): NumPy ran it "
              "meanwhile")
 # Threads only for kernels of this much work (elements times ops: a memory-bound kernel of 2 ops over
 # 8M elements takes about 6 ms on one core). numba's threads wait for each other, and a parallel kernel

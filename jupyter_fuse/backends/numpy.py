@@ -112,6 +112,7 @@ def numpy_launcher(kernel: Any, reason: str | None, inplace: Any = (), source: s
     compiles (NumPy runs it meanwhile)."""
     entry: dict = {}
     owned: Any = None  # (worked out at the first launch: a compiled kernel's fallback may never run)
+    drops: list[list[Node]] = []
 
     def launch(values: dict, report: Any) -> None:
         nonlocal owned
@@ -119,17 +120,37 @@ def numpy_launcher(kernel: Any, reason: str | None, inplace: Any = (), source: s
         read = 0
         if owned is None:
             owned = _written_in_place(kernel.nodes, inplace) if inplace else frozenset()
-        for node in kernel.nodes:
+            drops.extend(_dropped_after(kernel))
+        for node, drop in zip(kernel.nodes, drops):
             args = [resolve(a, values) for a in node.args]
             if not entry:
                 read += sum(a.nbytes for a in args if isinstance(a, np.ndarray))
             values[node] = as_result(node, run_node(node, args, node in owned))
+            for done in drop:
+                values.pop(done, None)
         if not entry:
             entry.update(kernel_entry(kernel, 0.0, read, source, reason=reason))
         entry["name"] = kernel.name  # (a plan shared between cells is named in each cell anew)
         report.launched(entry, time.perf_counter() - t0)
 
     return launch
+
+
+def _dropped_after(kernel: Any) -> list[list[Node]]:
+    """Per op of the kernel, its values that no later op reads and nothing outside it needs (not an output):
+    run op by op, a fused chain would otherwise hold every intermediate array at once (a 20-step Mandelbrot
+    on a million points, run on NumPy while numba compiles it: 1.6 GB, and 2.9 s instead of NumPy's 0.15)."""
+    inside, needed = set(kernel.nodes), set(kernel.outputs)
+    last: dict[Node, int] = {}
+    for i, n in enumerate(kernel.nodes):
+        for a in n.args:
+            src = a._base or a
+            if src in inside and src not in needed:
+                last[src] = i
+    drops: list[list[Node]] = [[] for _ in kernel.nodes]
+    for n, i in last.items():
+        drops[i].append(n)
+    return drops
 
 
 def _written_in_place(nodes: list[Node], inplace: Any) -> frozenset:

@@ -284,3 +284,22 @@ def test_kernels_of_one_source_reading_other_dtypes_each_compile_in_the_backgrou
     ref = _numpy(source, dict(ns, p=ns["p"].copy(), q=ns["q"].copy()))
     for name in ("p", "q"):
         assert out[name].dtype == ref[name].dtype and np.array_equal(out[name], ref[name])
+
+
+def test_a_kernel_run_on_numpy_frees_each_value_after_its_last_use(background):
+    """Run op by op on NumPy while numba compiles it, a fused chain of sixteen ops holds two or three arrays
+    at a time, as NumPy's own run of the cell does, not every intermediate (a 20-step Mandelbrot on a million
+    points held 1.6 GB, and took 2.9 s where NumPy takes 0.15)."""
+    import tracemalloc
+
+    source = "y = x\nfor i in range(8):\n    y = y * 1.00007 + 0.5"
+    ns = {"np": np, "x": np.ones(1 << 19)}  # 4 MiB an array
+    tracemalloc.start()
+    try:
+        r = jupyter_fuse.run_cell(source, ns, backend="cpu", cache=False)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    (k,) = r.kernel_list
+    assert k.get("fallback") == cpu.COMPILING and peak < 5 * 4 * 2 ** 20, peak
+    np.testing.assert_array_equal(ns["y"], _numpy(source, {"np": np, "x": np.ones(1 << 19)})["y"])
