@@ -465,21 +465,11 @@ def run_scalar(ns: dict) -> None:
 # product and the magnitude are written as NumPy computes them on this machine (fused multiply-adds,
 # its own scaled magnitude: jupyter_fuse/backends/cpu_complex.py, whose ``fma`` this borrows), else
 # points near |z| = 2 would escape a step apart from NumPy's.
-from jupyter_fuse.backends.cpu_complex import fma  # noqa: E402
+from jupyter_fuse.backends.cpu_complex import HELPERS, fma  # noqa: E402
 
-
-@kernel
-def _cabs(zr: float, zi: float) -> float:
-    a, b = abs(zr), abs(zi)
-    if np.isinf(a) or np.isinf(b):
-        return np.inf
-    if np.isnan(a) or np.isnan(b):
-        return np.nan
-    hi = max(a, b)
-    if hi == 0.0:
-        return 0.0
-    r = min(a, b) / hi
-    return np.sqrt(fma(r, r, 1.0)) * hi
+_helpers: dict = {"np": np, "njit": lambda **kw: numba.njit(**{**kw, "cache": False}), "fma": fma}
+exec(HELPERS["cabs"], _helpers)  # noqa: S102 - NumPy's magnitude, as the fused kernels write it
+_cabs = _helpers["cabs"]
 
 
 @loop
@@ -491,7 +481,7 @@ def _mandelbrot(x: np.ndarray, y: np.ndarray, iters: int, z: np.ndarray, count: 
             zr, zi, n = 0.0, 0.0, 0
             for k in range(iters):
                 zr, zi = fma(zr, zr, -(zi * zi)) + cr, fma(zr, zi, zi * zr) + ci
-                if _cabs(zr, zi) <= 2.0:
+                if _cabs(complex(zr, zi)) <= 2.0:
                     n += 1
                 else:
                     zr, zi = 2.0, 0.0
