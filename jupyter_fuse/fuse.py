@@ -302,7 +302,7 @@ class _Partitioner:
                 if self.owner.get(a._base or a) is k:
                     why[a] = f"kernel input limit ({MAX_KERNEL_READS} arrays read from memory)"
             return False
-        if (k.complex or _complex(node)) and (k.kind == "reduce" or family(node.op) == "reduce"):
+        if (k.kind == "reduce" or family(node.op) == "reduce") and (k.complex or _complex(node)):  # (cheap test first)
             what = node if _complex(node) else next(n for n in k.nodes if _complex(n))
             for a in node.args:
                 if self.owner.get(a._base or a) is k:

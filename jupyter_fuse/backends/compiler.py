@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator
 # far less than waiting for numba (0.3-1.5 s a kernel); past it the kernel compiles where it runs
 SMALL = 1 << 24
 # ... unless it has many ops: numba's compile time grows with them (a 20-step Mandelbrot fused into one
-# kernel of about 120 ops took 3.5 s, where NumPy runs it on a million points in 0.15 s), so such a kernel
+# kernel of about 120 ops made a first run take 4.0 s, bench/loops.py; NumPy: 0.15 s), so such a kernel
 # runs on NumPy meanwhile where NumPy's run (NUMPY_PER_OP an element an op) takes less than its compile
 # (COMPILE_PER_OP an op). Kernels of few ops keep the rule above.
 MANY_OPS = 32

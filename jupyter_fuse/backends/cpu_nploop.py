@@ -94,11 +94,7 @@ class Call:
     strides: tuple[int, ...]
     dtype: np.dtype  # the operands'
     loop: list[str]
-    result: np.dtype | None = None  # the output's, where it differs (a complex ``absolute``: a float)
-
-    @property
-    def out_dtype(self) -> np.dtype:
-        return self.result or self.dtype
+    out_dtype: np.dtype  # the output's (a complex ``absolute``: a float)
 
 
 def marker(i: int) -> str:

@@ -1009,7 +1009,7 @@ def _call(ctx: _Ctx, node: Node, name: str, args: list[str], dtype: np.dtype, st
             arg = v
         names.append(arg)
     loop = [ctx.param(cpu_nploop.loop_node(node.op, dtype, strides, j, result), np.dtype(np.intp)) for j in range(3)]
-    ctx.calls.append(cpu_nploop.Call(name, node.op, names, strides[:-1], dtype, loop, result if result != dtype else None))
+    ctx.calls.append(cpu_nploop.Call(name, node.op, names, strides[:-1], dtype, loop, result))
     return cpu_nploop.marker(len(ctx.calls) - 1)
 
 

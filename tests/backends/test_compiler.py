@@ -113,7 +113,7 @@ def test_a_large_kernel_compiles_where_it_runs(background, monkeypatch):
 
 
 def test_a_large_kernel_of_many_ops_runs_on_numpy_while_it_compiles(background, monkeypatch):
-    """Past ``SMALL`` too, a kernel of many ops (a fused 20-step loop: numba took 3.5 s for one of 120 ops)
+    """Past ``SMALL`` too, a kernel of many ops (a fused 20-step loop: one of about 120 ops)
     runs on NumPy while numba compiles it, where NumPy's run would take less than the compile."""
     monkeypatch.setattr(compiler, "SMALL", 1 << 12)
     source = "y = x\nfor i in range(20):\n    y = y * 1.00013 + 0.25 * np.arctan(y)"
@@ -289,7 +289,7 @@ def test_kernels_of_one_source_reading_other_dtypes_each_compile_in_the_backgrou
 def test_a_kernel_run_on_numpy_frees_each_value_after_its_last_use(background):
     """Run op by op on NumPy while numba compiles it, a fused chain of sixteen ops holds two or three arrays
     at a time, as NumPy's own run of the cell does, not every intermediate (a 20-step Mandelbrot on a million
-    points held 1.6 GB, and took 2.9 s where NumPy takes 0.15)."""
+    points held about a hundred 16 MB arrays at once)."""
     import tracemalloc
 
     source = "y = x\nfor i in range(8):\n    y = y * 1.00007 + 0.5"

@@ -63,7 +63,7 @@ def test_the_kernel_source_says_which_numpy_loop_it_calls_and_can_call_cs_instea
 def test_a_loop_of_another_shape_is_left_to_cs_functions():
     """A parallel loop that accumulates (numba's own reduction) is not cut into blocks: Unplaced."""
     body = ["a0 = 0.0", "for i0 in prange(s0):", "    v2 = in0[i0]", "    #np_loop 0", "    a0 += v1"]
-    call = cpu_nploop.Call("v1", "exp", ["v2"], (8,), np.dtype(np.float64), ["p0", "p1", "p2"])
+    call = cpu_nploop.Call("v1", "exp", ["v2"], (8,), np.dtype(np.float64), ["p0", "p1", "p2"], np.dtype(np.float64))
     with pytest.raises(cpu_nploop.Unplaced):
         cpu_nploop.place(body, [call], {"v1": np.dtype(np.float64), "v2": np.dtype(np.float64)})
 
