@@ -88,6 +88,15 @@ for step in range(20):
     w = w - 0.01 * (x * x * x - x)
     x = x + 0.01 * w
 """
+# split-step phase rotations (a Schrodinger solver's potential and kinetic half steps, without its FFTs):
+# a chain of complex products per element
+PHASE = """
+psi = psi0.copy()
+for step in range(50):
+    psi = half * psi
+    psi = kin * psi
+    psi = half * psi
+"""
 
 
 def setup(quick: bool) -> dict[str, dict]:
@@ -104,13 +113,14 @@ def setup(quick: bool) -> dict[str, dict]:
         # reductions over the outer (strided) axis: a layer norm per column in float32, a column sum
         "colnorm": dict(x=rng.normal(size=(n_cr, n_cc)).astype(np.float32), g=rng.normal(size=n_cc).astype(np.float32)),
         "colsum": dict(y=rng.normal(size=(n_cs, n_cs))),
+        "phase": {k: np.exp(1j * rng.uniform(-0.1, 0.1, n_cs * n_cs // (64 if quick else 16))) for k in ("psi0", "half", "kin")},
     }
 
 
 PROGRAMS = {"black_scholes": BLACK_SCHOLES, "softmax": SOFTMAX, "stencil": STENCIL, "nbody": NBODY, "loop": LOOP,
-            "colnorm": COLNORM, "colsum": COLSUM}
+            "colnorm": COLNORM, "colsum": COLSUM, "phase": PHASE}
 OUTPUTS = {"black_scholes": ("call", "put"), "softmax": ("p",), "stencil": ("out",), "nbody": ("ax", "ay"),
-           "loop": ("x", "w"), "colnorm": ("mu", "var", "z"), "colsum": ("s",)}
+           "loop": ("x", "w"), "colnorm": ("mu", "var", "z"), "colsum": ("s",), "phase": ("psi",)}
 
 
 # -- numexpr: the elementwise parts; reductions stay NumPy ---------------------------------------
@@ -160,6 +170,13 @@ def ne_colnorm(x, g):
 
 def ne_colsum(y):
     return {"s": ne.evaluate("sum(y, axis=0)")}
+
+
+def ne_phase(psi0, half, kin):
+    psi = psi0.copy()
+    for _ in range(50):
+        psi = ne.evaluate("half * kin * half * psi")  # (a step's products in one pass)
+    return {"psi": psi}
 
 
 def ne_loop(x0, w0):
@@ -324,6 +341,21 @@ def _nb_colsum(y, s):
                 acc[j] += row[j]
 
 
+@njit(parallel=True)
+def _nb_phase(psi0, half, kin, psi):
+    for i in prange(psi0.shape[0]):
+        p, h, k = psi0[i], half[i], kin[i]
+        for _ in range(50):
+            p = h * (k * (h * p))
+        psi[i] = p
+
+
+def nb_phase(psi0, half, kin):
+    psi = np.empty_like(psi0)
+    _nb_phase(psi0, half, kin, psi)
+    return {"psi": psi}
+
+
 def nb_colsum(y):
     s = np.empty(y.shape[1])
     _nb_colsum(y, s)
@@ -365,9 +397,9 @@ def jax_contenders() -> dict[str, Callable[..., dict]] | None:
 
 
 NUMEXPR = {"black_scholes": ne_black_scholes, "softmax": ne_softmax, "stencil": ne_stencil,
-           "nbody": ne_nbody, "loop": ne_loop, "colnorm": ne_colnorm, "colsum": ne_colsum}
+           "nbody": ne_nbody, "loop": ne_loop, "colnorm": ne_colnorm, "colsum": ne_colsum, "phase": ne_phase}
 NUMBA = {"black_scholes": nb_black_scholes, "softmax": nb_softmax, "stencil": nb_stencil,
-         "nbody": nb_nbody, "loop": nb_loop, "colnorm": nb_colnorm, "colsum": nb_colsum}
+         "nbody": nb_nbody, "loop": nb_loop, "colnorm": nb_colnorm, "colsum": nb_colsum, "phase": nb_phase}
 
 
 # -- timing ---------------------------------------------------------------------------------------

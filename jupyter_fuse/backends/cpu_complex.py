@@ -19,12 +19,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-# the helpers a kernel module defines (cpu_render.HELPERS) for an op on complex128 written inline
+# NumPy's product of complex128 ``a`` and ``b`` (names), as a kernel writes it in its loop body. Written out
+# there, not called: LLVM stops inlining a helper's calls in a kernel of a hundred products or more, and the
+# calls keep the loop scalar (a chain of 256 products on 2,048 elements: 0.94 ms called, 0.12 ms written out,
+# NumPy 0.36 ms; the compile 0.9 s -> 2.7 s; a diagnostic script)
+PRODUCT = "complex(fma({a}.real, {b}.real, -({a}.imag * {b}.imag)), fma({a}.real, {b}.imag, {a}.imag * {b}.real))"
+
+# the helpers a kernel module defines (cpu_render.HELPERS) for an op on complex128 written inline (``cmul``: the
+# probe's text of ``PRODUCT``)
 HELPERS = {
-    "cmul": '''
+    "cmul": f'''
 @njit(cache=True)
 def cmul(a, b):
-    return complex(fma(a.real, b.real, -(a.imag * b.imag)), fma(a.real, b.imag, a.imag * b.real))
+    return {PRODUCT.format(a="a", b="b")}
 ''',
     "cabs": '''
 @njit(cache=True)

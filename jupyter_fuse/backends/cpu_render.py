@@ -705,7 +705,7 @@ def render(kernel: Kernel) -> Rendered:
     loops = [f"np_loop{n}" for n in (1, 2) if f"np_loop{n}(" in fn_body]
     source = (
         "import numpy as np\nfrom numba import njit, prange\n"
-        + (f"from {cpu_complex.__name__} import fma\n" if "fma(" in helpers else "")
+        + (f"from {cpu_complex.__name__} import fma\n" if "fma(" in helpers + fn_body else "")
         + (f"from {__name__} import {', '.join(shared)}\n" if shared else "")
         + (f"from {cpu_nploop.__name__} import {', '.join(loops)}\n" if loops else "") + helpers
         # two functions, not two dispatchers of one: numba's disk cache keys by function name
@@ -854,9 +854,13 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
         return
     cast_args = [_arg(ctx, node, i, operands[i], ins[i]) for i in range(len(node.args))]
     if op in cpu_complex.OPS and ins[0] == C128 and all(d == C128 for d in ins) and cpu_complex.inline(op):
-        helper = cpu_complex.OPS[op]  # (NumPy's formula, inline: cpu_complex)
-        ctx.helpers.add(helper)
-        call = f"cmul({cast_args[0]}, {cast_args[-1]})" if helper == "cmul" else f"cabs({cast_args[0]})"
+        # NumPy's formula (cpu_complex): a product written out on its operands' names, a magnitude called
+        if cpu_complex.OPS[op] == "cmul":
+            a, b = (_named(ctx, x, C128, lines) for x in (cast_args[0], cast_args[-1]))
+            call = cpu_complex.PRODUCT.format(a=a, b=b)
+        else:
+            ctx.helpers.add("cabs")
+            call = f"cabs({cast_args[0]})"
         lines.append(f"{name} = {_result(call, out, node.dtype)}")
         return
     if ctx.blocked and cpu_nploop.routed(op, ins, out, node.dtype) and SCALAR_MATH not in node.params:  # (C's pow)
@@ -866,6 +870,17 @@ def _node_expr(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int
             return
     expr = expression(node, cast_args, ins, out, ctx.helpers)
     lines.append(f"{name} = {_result(expr, out, node.dtype)}")
+
+
+def _named(ctx: _Ctx, expr: str, dtype: np.dtype, lines: list[str]) -> str:
+    """``expr`` (of ``dtype``) as a name: itself where it is one, else a local assigned it (a formula that
+    reads an operand several times computes it once)."""
+    if expr.isidentifier():
+        return expr
+    name = ctx.fresh("v")  # (a value like the nodes': cpu_nploop.place may block the loop it is in)
+    ctx.dtypes[name] = dtype
+    lines.append(f"{name} = {expr}")
+    return name
 
 
 def _rolled(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int], str],

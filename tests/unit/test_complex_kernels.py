@@ -122,3 +122,23 @@ def test_the_probe_refuses_a_formula_numpy_does_not_use(monkeypatch):
         assert not cpu_complex.inline("multiply")
     finally:
         cpu_complex.inline.cache_clear()
+
+
+def test_a_long_chain_of_products_is_written_out_with_numpys_bits():
+    """A kernel writes NumPy's product out on its operands' names (``cpu_complex.PRODUCT``), not as calls of
+    a helper: in a kernel of a hundred products or more LLVM stops inlining the calls, and they keep the loop
+    scalar (a split-step phase loop replayed at 0.9x NumPy's speed; ``bench/cpu.py --only phase``)."""
+    from jupyter_fuse.backends import cpu_complex
+
+    if not cpu_complex.inline("multiply"):
+        pytest.skip("this machine's NumPy does not multiply complex numbers as cpu_complex writes it")
+    rng = np.random.default_rng(3)
+    setup = {k: np.exp(1j * rng.uniform(-1, 1, 300)) * rng.uniform(0.9, 1.1, 300) for k in ("psi0", "half", "kin")}
+    src = "psi = psi0.copy()\nfor step in range(60):\n    psi = half * psi\n    psi = kin * (psi + 0)\n"
+    ref = {"np": np, **setup}
+    exec(src, ref)
+    ns = {"np": np, **setup}
+    report = jupyter_fuse.run_cell(src, ns, backend="cpu", cache=False)
+    assert np.array_equal(ns["psi"], ref["psi"]) and ns["psi"].dtype == ref["psi"].dtype
+    sources = [k["source"] for k in report.kernel_list if k.get("source")]
+    assert sources and all("cmul(" not in s for s in sources) and any(s.count("fma(") >= 100 for s in sources)
