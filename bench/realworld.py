@@ -6605,6 +6605,616 @@ PROGRAMS += [
 
 
 
+# -- batch: option trees, fluid and particle steps, volatility filters, element loops, SGD, rolling
+# windows, image pyramids, quantum propagation, trees from scratch, Lorenz-96, cross-validation --
+
+# American put on a Cox-Ross-Rubinstein binomial tree (a quant-finance course / Hull's textbook
+# exercise): backward induction over slices V[:i+1], early exercise by np.maximum, the exercise
+# boundary recorded while stepping back, the European value and Black-Scholes (math.erf) as checks
+BINOMIAL_AMERICAN = """\
+import math
+
+def crr_price(S0, K, r, sigma, T, N, american=True):
+    dt = T / N
+    u = math.exp(sigma * math.sqrt(dt))
+    d = 1 / u
+    p = (math.exp(r * dt) - d) / (u - d)
+    q = 1 - p
+    disc = math.exp(-r * dt)
+    j = np.arange(N + 1)
+    S = S0 * u ** (N - j) * d ** j
+    V = np.maximum(K - S, 0.0)
+    boundary = np.full(N, np.nan)
+    for i in range(N - 1, -1, -1):
+        S = S0 * u ** (i - j[:i + 1]) * d ** j[:i + 1]
+        V[:i + 1] = disc * (p * V[:i + 1] + q * V[1:i + 2])
+        if american:
+            exercise = K - S > V[:i + 1]
+            V[:i + 1] = np.maximum(V[:i + 1], K - S)
+            if exercise.any():
+                boundary[i] = S[exercise].max()
+    return V[0], boundary
+
+def bs_put(S0, K, r, sigma, T):
+    N = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))
+    d1 = (math.log(S0 / K) + (r + 0.5 * sigma ** 2) * T) / (sigma * math.sqrt(T))
+    d2 = d1 - sigma * math.sqrt(T)
+    return K * math.exp(-r * T) * N(-d2) - S0 * N(-d1)
+
+rows = []
+for K in strikes:
+    am, bnd = crr_price(S0, K, r, sigma, T, n_steps)
+    eu, _ = crr_price(S0, K, r, sigma, T, n_steps, american=False)
+    bs = bs_put(S0, K, r, sigma, T)
+    rows.append((K, am, eu, bs, am - eu))
+    print(f"K={K:6.1f}  american {am:8.4f}  european {eu:8.4f}  BS {bs:8.4f}  premium {am - eu:.4f}")
+table = np.array(rows)
+print("critical price at t=0+:", np.round(bnd[np.isfinite(bnd)][:3], 3))
+"""
+
+
+def _binomial_american(n_steps: int, n_strikes: int) -> dict:
+    return {"np": np, "S0": 100.0, "r": 0.05, "sigma": 0.3, "T": 1.0, "n_steps": n_steps,
+            "strikes": list(np.linspace(80.0, 120.0, n_strikes))}
+
+
+# 2-D shallow-water equations, explicit forward-backward step (a geophysical-fluids class notebook):
+# helper functions ddx/ddy/lap returning interior slices, reflective walls reset every step, mass and
+# energy logged every few steps
+SHALLOW_WATER = """\
+def ddx(f):
+    return (f[1:-1, 2:] - f[1:-1, :-2]) / (2 * dx)
+
+def ddy(f):
+    return (f[2:, 1:-1] - f[:-2, 1:-1]) / (2 * dy)
+
+def lap(f):
+    return ((f[1:-1, 2:] - 2 * f[1:-1, 1:-1] + f[1:-1, :-2]) / dx ** 2
+            + (f[2:, 1:-1] - 2 * f[1:-1, 1:-1] + f[:-2, 1:-1]) / dy ** 2)
+
+ny, nx = h0.shape
+dx = dy = 1.0 / nx
+h = h0.copy()
+u = np.zeros_like(h)
+v = np.zeros_like(h)
+c = np.sqrt(g * h.max())
+dt = 0.2 * dx / c
+mass, energy = [], []
+for n in range(nsteps):
+    ui, vi = u[1:-1, 1:-1], v[1:-1, 1:-1]
+    u[1:-1, 1:-1] = ui - dt * (g * ddx(h) + ui * ddx(u) + vi * ddy(u)) + nu * dt * lap(u)
+    v[1:-1, 1:-1] = vi - dt * (g * ddy(h) + ui * ddx(v) + vi * ddy(v)) + nu * dt * lap(v)
+    h[1:-1, 1:-1] = h[1:-1, 1:-1] - dt * (ddx(h * u) + ddy(h * v))
+    u[:, 0] = 0.0
+    u[:, -1] = 0.0
+    v[0, :] = 0.0
+    v[-1, :] = 0.0
+    h[:, 0] = h[:, 1]
+    h[:, -1] = h[:, -2]
+    h[0, :] = h[1, :]
+    h[-1, :] = h[-2, :]
+    if n % 10 == 0:
+        mass.append(h.sum() * dx * dy)
+        energy.append(0.5 * np.sum(h * (u ** 2 + v ** 2) + g * h ** 2) * dx * dy)
+speed = np.sqrt(u ** 2 + v ** 2)
+print(f"t = {nsteps * dt:.4f}: h in [{h.min():.4f}, {h.max():.4f}], max speed {speed.max():.4f}")
+print(f"mass drift {(mass[-1] - mass[0]) / mass[0]:.2e}, energy {energy[0]:.5f} -> {energy[-1]:.5f}")
+"""
+
+
+def _shallow_water(n: int, nsteps: int) -> dict:
+    y, x = np.mgrid[0:n, 0:n] / n
+    h0 = 1.0 + 0.1 * np.exp(-((x - 0.4) ** 2 + (y - 0.55) ** 2) / 0.005)
+    return {"np": np, "h0": h0, "g": 9.81, "nu": 1e-4, "nsteps": nsteps}
+
+
+# Lennard-Jones fluid with velocity Verlet in reduced units (a molecular-simulation course, after
+# Allen & Tildesley / Frenkel & Smit): all pairs by broadcasting, minimum image with np.round,
+# np.fill_diagonal, cut-off and shifted potential, velocity rescaling for the first half, then NVE
+THERMOSTAT_LJ = """\
+def lj_forces(pos):
+    d = pos[:, None, :] - pos[None, :, :]
+    d -= L * np.round(d / L)
+    r2 = np.sum(d * d, axis=-1)
+    np.fill_diagonal(r2, np.inf)
+    inside = r2 < rc ** 2
+    inv6 = np.where(inside, 1.0 / r2 ** 3, 0.0)
+    fscal = np.where(inside, 24.0 * (2.0 * inv6 ** 2 - inv6) / r2, 0.0)
+    F = np.sum(fscal[:, :, None] * d, axis=1)
+    e_shift = 4.0 * (rc ** -12 - rc ** -6)
+    U = 0.5 * np.sum(np.where(inside, 4.0 * (inv6 ** 2 - inv6) - e_shift, 0.0))
+    W = 0.5 * np.sum(24.0 * (2.0 * inv6 ** 2 - inv6))
+    return F, U, W
+
+N = len(pos0)
+pos = pos0.copy()
+vel = vel0 - vel0.mean(axis=0)
+F, U, W = lj_forces(pos)
+log = []
+for step in range(n_steps):
+    vel += 0.5 * dt * F
+    pos += dt * vel
+    pos %= L
+    F, U, W = lj_forces(pos)
+    vel += 0.5 * dt * F
+    K = 0.5 * np.sum(vel ** 2)
+    T_inst = 2 * K / (3 * (N - 1))
+    if step < n_steps // 2:
+        vel *= np.sqrt(T_target / T_inst)
+    if step % 5 == 0:
+        P = (N * T_inst + W / 3) / L ** 3
+        log.append([step, T_inst, U / N, (K + U) / N, P])
+log = np.array(log)
+nve = log[log[:, 0] >= n_steps // 2]
+print(f"N={N}, rho={N / L ** 3:.3f}: <T>={nve[:, 1].mean():.4f}, <U>/N={nve[:, 2].mean():.4f}, "
+      f"<P>={nve[:, 4].mean():.4f}, E drift {nve[-1, 3] - nve[0, 3]:.2e}")
+"""
+
+
+def _lj(m: int, n_steps: int) -> dict:
+    r = _rng(101)
+    rho = 0.8
+    N = m ** 3
+    L = (N / rho) ** (1 / 3)
+    a = L / m
+    g = np.stack(np.meshgrid(np.arange(m), np.arange(m), np.arange(m), indexing="ij"), -1).reshape(-1, 3)
+    pos0 = (g + 0.5) * a + r.uniform(-0.05, 0.05, (N, 3))
+    vel0 = r.normal(0.0, 1.0, (N, 3))
+    return {"np": np, "pos0": pos0, "vel0": vel0, "L": L, "rc": min(2.5, L / 2), "dt": 0.004,
+            "n_steps": n_steps, "T_target": 1.2}
+
+
+# GARCH(1,1) fitted by a grid search over (alpha, beta) with variance targeting (an econometrics
+# homework without scipy): the variance recursion as a scalar Python loop over a 1-D array, the
+# Gaussian negative log-likelihood, then RiskMetrics EWMA and 1% VaR breach counts
+GARCH_GRID = """\
+import math
+
+def garch_filter(r, omega, alpha, beta):
+    sigma2 = np.empty_like(r)
+    sigma2[0] = r.var()
+    for t in range(1, len(r)):
+        sigma2[t] = omega + alpha * r[t - 1] ** 2 + beta * sigma2[t - 1]
+    return sigma2
+
+def nll(omega, alpha, beta):
+    s2 = garch_filter(returns, omega, alpha, beta)
+    return 0.5 * np.sum(np.log(2 * math.pi) + np.log(s2) + returns ** 2 / s2)
+
+var_r = returns.var()
+best = (math.inf, None, None, None)
+surface = np.full((len(alphas), len(betas)), np.nan)
+for ia, a in enumerate(alphas):
+    for ib, b in enumerate(betas):
+        if a + b >= 0.999:
+            continue
+        omega = var_r * (1 - a - b)
+        surface[ia, ib] = nll(omega, a, b)
+        if surface[ia, ib] < best[0]:
+            best = (surface[ia, ib], omega, a, b)
+_, omega_hat, alpha_hat, beta_hat = best
+sigma2 = garch_filter(returns, omega_hat, alpha_hat, beta_hat)
+print(f"GARCH(1,1): omega={omega_hat:.2e} alpha={alpha_hat:.3f} beta={beta_hat:.3f}, nll={best[0]:.2f}")
+
+lam = 0.94
+ewma = np.empty_like(returns)
+ewma[0] = returns[:20].var()
+for t in range(1, len(returns)):
+    ewma[t] = lam * ewma[t - 1] + (1 - lam) * returns[t - 1] ** 2
+z = 2.326
+breach_garch = int(np.sum(returns < -z * np.sqrt(sigma2)))
+breach_ewma = int(np.sum(returns < -z * np.sqrt(ewma)))
+h = 10
+forecast = var_r + (alpha_hat + beta_hat) ** np.arange(1, h + 1) * (sigma2[-1] - var_r)
+print(f"1% VaR breaches: GARCH {breach_garch}, EWMA {breach_ewma} of {len(returns)} "
+      f"(expected {0.01 * len(returns):.1f}); 10-day vol {np.sqrt(forecast.sum()):.4f}")
+"""
+
+
+def _garch(n: int, n_grid: int) -> dict:
+    r = _rng(102)
+    omega, alpha, beta = 2e-6, 0.08, 0.9
+    ret = np.empty(n)
+    s2 = omega / (1 - alpha - beta)
+    for t in range(n):
+        ret[t] = np.sqrt(s2) * r.standard_normal()
+        s2 = omega + alpha * ret[t] ** 2 + beta * s2
+    return {"np": np, "returns": ret, "alphas": np.linspace(0.02, 0.2, n_grid),
+            "betas": np.linspace(0.7, 0.97, n_grid)}
+
+
+# Poisson equation by SOR written element by element with double for-loops (numerical-methods
+# lecture notes, "the algorithm as on the blackboard"): max change tracked with max/abs per point
+SOR_LOOPS = """\
+n = f.shape[0]
+h = 1.0 / (n - 1)
+u = np.zeros((n, n))
+u[0, :] = top
+u[-1, :] = 0.0
+u[:, 0] = np.linspace(top, 0.0, n)
+u[:, -1] = np.linspace(top, 0.0, n)
+history = []
+for it in range(maxit):
+    max_change = 0.0
+    for i in range(1, n - 1):
+        for j in range(1, n - 1):
+            gs = 0.25 * (u[i + 1, j] + u[i - 1, j] + u[i, j + 1] + u[i, j - 1] - h * h * f[i, j])
+            change = omega * (gs - u[i, j])
+            u[i, j] += change
+            max_change = max(max_change, abs(change))
+    history.append(max_change)
+    if max_change < tol:
+        break
+res = np.zeros_like(u)
+res[1:-1, 1:-1] = (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1]) / h ** 2 - f[1:-1, 1:-1]
+print(f"SOR(omega={omega}) stopped after {it + 1} sweeps, last change {history[-1]:.2e}, "
+      f"max residual {np.abs(res).max():.3e}, u(centre) = {u[n // 2, n // 2]:.5f}")
+"""
+
+
+def _sor_loops(n: int) -> dict:
+    y, x = np.mgrid[0:n, 0:n] / (n - 1)
+    f = -10.0 * np.exp(-((x - 0.5) ** 2 + (y - 0.5) ** 2) / 0.02)
+    return {"np": np, "f": f, "top": 1.0, "omega": 1.5, "tol": 1e-6, "maxit": 500}
+
+
+# linear SVM by mini-batch SGD on the regularised hinge loss (Pegasos; a machine-learning course
+# exercise): rng.permutation each epoch, the subgradient through np.where on the margin violators,
+# a 1/(lambda t) step size, objective and accuracy per epoch in lists
+SVM_SGD = """\
+rng = np.random.default_rng(7)
+n, d = X.shape
+w = np.zeros(d)
+b = 0.0
+t = 0
+objective, accuracy = [], []
+for epoch in range(epochs):
+    perm = rng.permutation(n)
+    for start in range(0, n, batch_size):
+        idx = perm[start:start + batch_size]
+        Xb, yb = X[idx], y[idx]
+        t += 1
+        eta = 1.0 / (lam * t)
+        margins = yb * (Xb @ w + b)
+        coef = np.where(margins < 1, yb, 0.0)
+        grad_w = lam * w - coef @ Xb / len(idx)
+        grad_b = -coef.mean()
+        w -= eta * grad_w
+        b -= eta * grad_b
+        norm = np.linalg.norm(w)
+        if norm > 1 / np.sqrt(lam):
+            w *= 1 / (np.sqrt(lam) * norm)
+    scores = X @ w + b
+    objective.append(0.5 * lam * w @ w + np.maximum(0, 1 - y * scores).mean())
+    accuracy.append(np.mean(np.sign(scores) == y))
+n_sv = int(np.sum(y * (X @ w + b) <= 1 + 1e-9))
+print(f"after {epochs} epochs ({t} steps): objective {objective[-1]:.5f}, train accuracy {accuracy[-1]:.3f}, "
+      f"{n_sv} points on or inside the margin, |w| = {np.linalg.norm(w):.3f}")
+"""
+
+
+def _svm(n: int, d: int, epochs: int) -> dict:
+    r = _rng(103)
+    w_true = r.normal(size=d)
+    X = r.normal(size=(n, d))
+    y = np.sign(X @ w_true + 0.3 * r.normal(size=n))
+    y[y == 0] = 1.0
+    return {"np": np, "X": X, "y": y, "lam": 0.01, "batch_size": 32, "epochs": epochs}
+
+
+# rolling statistics of a price series (a quant blog post, "rolling windows without pandas"): means
+# and variances from np.cumsum differences, the same and medians through sliding_window_view,
+# Bollinger-band breaches, drawdown from np.maximum.accumulate, a straight-line analysis cell
+ROLLING_WINDOW = """\
+from numpy.lib.stride_tricks import sliding_window_view
+
+w = window
+c1 = np.cumsum(np.insert(price, 0, 0.0))
+c2 = np.cumsum(np.insert(price ** 2, 0, 0.0))
+sma = (c1[w:] - c1[:-w]) / w
+rvar = (c2[w:] - c2[:-w]) / w - sma ** 2
+rstd = np.sqrt(np.maximum(rvar, 0.0) * w / (w - 1))
+win = sliding_window_view(price, w)
+rstd_check = win.std(axis=1, ddof=1)
+rmed = np.median(win, axis=1)
+rmax, rmin = win.max(axis=1), win.min(axis=1)
+print(f"max |cumsum std - window std| = {np.abs(rstd - rstd_check).max():.2e}")
+tail = price[w - 1:]
+upper, lower = sma + 2 * rstd, sma - 2 * rstd
+above, below = tail > upper, tail < lower
+zscore = (tail - sma) / rstd
+log_ret = np.diff(np.log(price))
+rvol = sliding_window_view(log_ret, w).std(axis=1) * np.sqrt(252)
+peak = np.maximum.accumulate(price)
+drawdown = price / peak - 1
+worst = int(np.argmin(drawdown))
+start = int(np.argmax(price[:worst + 1]))
+stoch = (tail - rmin) / (rmax - rmin)
+print(f"{above.sum()} closes above / {below.sum()} below the bands, |z| > 3 on {np.sum(np.abs(zscore) > 3)} days")
+print(f"annualised vol {rvol.min():.3f} .. {rvol.max():.3f}, median of medians {np.median(rmed):.2f}")
+print(f"max drawdown {drawdown[worst]:.2%} from day {start} to day {worst}; %K > 80 on {np.mean(stoch > 0.8):.1%} of days")
+"""
+
+
+def _rolling(n: int) -> dict:
+    r = _rng(104)
+    price = 100 * np.exp(np.cumsum(0.0003 + 0.012 * r.standard_t(4, n) / np.sqrt(2)))
+    return {"np": np, "price": price, "window": 20}
+
+
+# Harris corners on a Gaussian pyramid in float32 (a computer-vision course assignment): a separable
+# blur as a sum of shifted slices of an np.pad(reflect) image, downsampling by [::2, ::2], gradients
+# with np.gradient, non-maximum suppression by comparing with 8 shifted neighbours, a list per level
+HARRIS_PYRAMID = """\
+def gauss1d(sigma):
+    r = int(3 * sigma + 0.5)
+    x = np.arange(-r, r + 1)
+    k = np.exp(-x ** 2 / (2 * sigma ** 2))
+    return (k / k.sum()).astype(np.float32)
+
+def blur(im, k):
+    r = len(k) // 2
+    p = np.pad(im, r, mode="reflect")
+    H, W = im.shape
+    tmp = sum(k[i] * p[:, i:i + W] for i in range(len(k)))
+    return sum(k[i] * tmp[i:i + H, :] for i in range(len(k)))
+
+def harris(im, k_win, kappa=0.05):
+    Iy, Ix = np.gradient(im)
+    Sxx = blur(Ix * Ix, k_win)
+    Syy = blur(Iy * Iy, k_win)
+    Sxy = blur(Ix * Iy, k_win)
+    return Sxx * Syy - Sxy ** 2 - kappa * (Sxx + Syy) ** 2
+
+def local_max(R, thresh):
+    P = np.pad(R, 1, mode="constant", constant_values=-np.inf)
+    H, W = R.shape
+    is_max = R > thresh
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            if dy or dx:
+                is_max &= R >= P[1 + dy:1 + dy + H, 1 + dx:1 + dx + W]
+    return np.argwhere(is_max)
+
+img = image.astype(np.float32) / 255.0
+k_pyr = gauss1d(1.0)
+k_win = gauss1d(1.5)
+pyramid = [img]
+for level in range(1, levels):
+    pyramid.append(blur(pyramid[-1], k_pyr)[::2, ::2])
+corners = []
+for level, im in enumerate(pyramid):
+    R = harris(im, k_win)
+    pts = local_max(R, 0.01 * R.max())
+    corners.append(pts * 2 ** level)
+    print(f"level {level}: {im.shape}, R max {R.max():.3e}, {len(pts)} corners")
+all_pts = np.concatenate(corners)
+print(f"{len(all_pts)} corners in all, mean position {all_pts.mean(axis=0).round(1)}")
+"""
+
+
+def _harris(n: int, levels: int) -> dict:
+    r = _rng(105)
+    y, x = np.mgrid[0:n, 0:n]
+    im = 60.0 + 120.0 * (((x // (n // 8)) + (y // (n // 8))) % 2)
+    im[n // 4:n // 2, n // 3:2 * n // 3] = 230.0
+    im += r.normal(0, 6, im.shape)
+    return {"np": np, "image": np.clip(im, 0, 255).astype(np.uint8), "levels": levels}
+
+
+# split-step Fourier propagation of a Gaussian wave packet hitting a barrier (a quantum-mechanics
+# computing lab): complex arrays, np.fft.fft/ifft with fftfreq wave numbers, half-step potential
+# phases, norm / position / energy every few steps, the transmission probability at the end
+SPLIT_STEP = """\
+n = len(x)
+dx = x[1] - x[0]
+k = 2 * np.pi * np.fft.fftfreq(n, d=dx)
+V = V0 * (np.abs(x) < a / 2)
+psi = (2 * np.pi * s0 ** 2) ** -0.25 * np.exp(-(x - x0) ** 2 / (4 * s0 ** 2) + 1j * k0 * x)
+half_V = np.exp(-0.5j * V * dt)
+kinetic = np.exp(-0.5j * k ** 2 * dt)
+norms, xmean, energies = [], [], []
+for step in range(nsteps):
+    psi = half_V * psi
+    psi = np.fft.ifft(kinetic * np.fft.fft(psi))
+    psi = half_V * psi
+    if step % 25 == 0:
+        prob = np.abs(psi) ** 2
+        norms.append(prob.sum() * dx)
+        xmean.append(np.sum(x * prob) * dx)
+        phik = np.fft.fft(psi)
+        T_kin = np.sum(0.5 * k ** 2 * np.abs(phik) ** 2) / np.sum(np.abs(phik) ** 2)
+        energies.append(T_kin + np.sum(V * prob) * dx)
+prob = np.abs(psi) ** 2
+transmitted = prob[x > a / 2].sum() * dx
+reflected = prob[x < -a / 2].sum() * dx
+print(f"E = {energies[0]:.4f} (V0 = {V0}), norm drift {abs(norms[-1] - norms[0]):.2e}, "
+      f"energy drift {abs(energies[-1] - energies[0]):.2e}")
+print(f"T = {transmitted:.4f}, R = {reflected:.4f}, <x> {xmean[0]:.2f} -> {xmean[-1]:.2f}")
+"""
+
+
+def _split_step(n: int, nsteps: int) -> dict:
+    return {"np": np, "x": np.linspace(-100, 100, n, endpoint=False), "V0": 1.0, "a": 1.0, "s0": 5.0,
+            "x0": -30.0, "k0": 1.35, "dt": 0.05, "nsteps": nsteps}
+
+
+# a classification tree from scratch with the Gini criterion (a "decision trees from scratch" blog
+# post): the best split per feature via np.argsort and a cumsum of one-hot labels, recursion into
+# nested dicts, prediction by walking the dict per row, accuracy on a held-out split
+GINI_TREE = """\
+def best_split(X, y):
+    n, d = X.shape
+    counts = np.bincount(y, minlength=n_classes)
+    parent = 1.0 - np.sum((counts / n) ** 2)
+    best_gain, best_j, best_thr = 0.0, None, None
+    for j in range(d):
+        order = np.argsort(X[:, j], kind="stable")
+        xs, ys = X[order, j], y[order]
+        onehot = np.eye(n_classes)[ys]
+        left = np.cumsum(onehot, axis=0)[:-1]
+        right = counts - left
+        nl = np.arange(1, n)[:, None]
+        nr = n - nl
+        gini_l = 1.0 - np.sum((left / nl) ** 2, axis=1)
+        gini_r = 1.0 - np.sum((right / nr) ** 2, axis=1)
+        impurity = (nl[:, 0] * gini_l + nr[:, 0] * gini_r) / n
+        impurity[xs[1:] == xs[:-1]] = np.inf
+        i = np.argmin(impurity)
+        if parent - impurity[i] > best_gain:
+            best_gain, best_j, best_thr = parent - impurity[i], j, 0.5 * (xs[i] + xs[i + 1])
+    return best_j, best_thr, best_gain
+
+def build(X, y, depth=0):
+    counts = np.bincount(y, minlength=n_classes)
+    leaf = {"leaf": int(np.argmax(counts)), "n": len(y)}
+    if depth == max_depth or len(y) < min_samples or counts.max() == len(y):
+        return leaf
+    j, thr, gain = best_split(X, y)
+    if j is None:
+        return leaf
+    go_left = X[:, j] <= thr
+    return {"feature": j, "thr": thr, "gain": gain,
+            "left": build(X[go_left], y[go_left], depth + 1),
+            "right": build(X[~go_left], y[~go_left], depth + 1)}
+
+def predict_one(node, row):
+    while "leaf" not in node:
+        node = node["left"] if row[node["feature"]] <= node["thr"] else node["right"]
+    return node["leaf"]
+
+n_train = int(0.7 * len(y))
+tree = build(X[:n_train], y[:n_train])
+pred = np.array([predict_one(tree, row) for row in X[n_train:]])
+acc = np.mean(pred == y[n_train:])
+print(f"root split: feature {tree['feature']} <= {tree['thr']:.3f} (gain {tree['gain']:.4f}); "
+      f"test accuracy {acc:.3f}")
+"""
+
+
+def _gini(n: int, d: int) -> dict:
+    r = _rng(106)
+    X = r.normal(size=(n, d)).round(2)
+    y = ((X[:, 0] > 0.3).astype(int) + (X[:, 1] + 0.5 * X[:, 2] > 0).astype(int)
+         + (r.random(n) < 0.1)) % 3
+    return {"np": np, "X": X, "y": y, "n_classes": 3, "max_depth": 4, "min_samples": 10}
+
+
+# Lorenz-96 with RK4 and the largest Lyapunov exponent by Benettin's renormalised twin trajectory
+# (a data-assimilation / chaos tutorial): np.roll tendencies in a helper, RK4 in a function, the
+# trajectory in a preallocated array traj[t + 1] = x, climatology and lagged autocorrelation after
+LORENZ96 = """\
+def l96(x):
+    return (np.roll(x, -1) - np.roll(x, 2)) * np.roll(x, 1) - x + F
+
+def rk4(x, dt):
+    k1 = l96(x)
+    k2 = l96(x + 0.5 * dt * k1)
+    k3 = l96(x + 0.5 * dt * k2)
+    k4 = l96(x + dt * k3)
+    return x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+x = x0.copy()
+for _ in range(spinup):
+    x = rk4(x, dt)
+traj = np.empty((nsteps + 1, len(x)))
+traj[0] = x
+eps = 1e-8
+y = x + eps * np.ones_like(x) / np.sqrt(len(x))
+log_sum = 0.0
+for t in range(nsteps):
+    x = rk4(x, dt)
+    y = rk4(y, dt)
+    traj[t + 1] = x
+    dist = np.linalg.norm(y - x)
+    log_sum += np.log(dist / eps)
+    y = x + (y - x) * (eps / dist)
+lyap = log_sum / (nsteps * dt)
+clim_mean, clim_std = traj.mean(), traj.std()
+anom = traj - traj.mean(axis=0)
+lag = 5
+acf = np.mean(anom[lag:] * anom[:-lag]) / np.mean(anom ** 2)
+print(f"N={len(x)}, F={F}: lambda_max = {lyap:.3f}, e-folding time {1 / lyap:.3f}")
+print(f"climatology {clim_mean:.3f} +- {clim_std:.3f}, lag-{lag} autocorrelation {acf:.3f}")
+"""
+
+
+def _l96(N: int, nsteps: int) -> dict:
+    x0 = 8.0 * np.ones(N)
+    x0[N // 2] += 0.01
+    return {"np": np, "x0": x0, "F": 8.0, "dt": 0.01, "spinup": nsteps // 4, "nsteps": nsteps}
+
+
+# Gaussian naive Bayes with stratification-free k-fold cross-validation (an intro-ML lab): folds by
+# np.array_split of a permutation, priors by np.bincount, per-class means/variances by boolean masks,
+# log-likelihoods by broadcasting, a confusion matrix by bincount of y * C + pred, a smoothing sweep
+NB_KFOLD = """\
+rng = np.random.default_rng(11)
+C = int(y.max()) + 1
+folds = np.array_split(rng.permutation(len(y)), k)
+
+def fit(Xtr, ytr, var_smoothing):
+    prior = np.bincount(ytr, minlength=C) / len(ytr)
+    mu = np.array([Xtr[ytr == c].mean(axis=0) for c in range(C)])
+    var = np.array([Xtr[ytr == c].var(axis=0) for c in range(C)])
+    var += var_smoothing * Xtr.var(axis=0).max()
+    return np.log(prior), mu, var
+
+def predict(model, Xte):
+    log_prior, mu, var = model
+    diff = Xte[:, None, :] - mu[None, :, :]
+    ll = -0.5 * np.sum(np.log(2 * np.pi * var)[None] + diff ** 2 / var[None], axis=2)
+    return np.argmax(ll + log_prior, axis=1)
+
+results = {}
+for vs in smoothings:
+    accs = []
+    confusion = np.zeros((C, C), dtype=int)
+    for f in range(k):
+        test = folds[f]
+        train = np.concatenate([folds[g] for g in range(k) if g != f])
+        model = fit(X[train], y[train], vs)
+        pred = predict(model, X[test])
+        accs.append(np.mean(pred == y[test]))
+        confusion += np.bincount(y[test] * C + pred, minlength=C * C).reshape(C, C)
+    results[vs] = (np.mean(accs), np.std(accs), confusion)
+    print(f"var_smoothing={vs:g}: accuracy {np.mean(accs):.4f} +- {np.std(accs):.4f}")
+best_vs = max(results, key=lambda v: results[v][0])
+cm = results[best_vs][2]
+recall = np.diag(cm) / cm.sum(axis=1)
+print(f"best var_smoothing {best_vs:g}; per-class recall", np.round(recall, 3))
+"""
+
+
+def _nb(n: int, d: int) -> dict:
+    r = _rng(107)
+    C = 4
+    centres = r.normal(0, 0.6, (C, d))
+    scales = r.uniform(0.5, 2.0, (C, d))
+    y = r.integers(0, C, n)
+    X = centres[y] + scales[y] * r.normal(size=(n, d))
+    return {"np": np, "X": X, "y": y, "k": 5, "smoothings": [1e-9, 1e-3, 1e-1]}
+
+
+PROGRAMS += [
+    Program("binomial_american", BINOMIAL_AMERICAN, _binomial_american,
+            {"tiny": dict(n_steps=12, n_strikes=2), "small": dict(n_steps=150, n_strikes=5)}),
+    Program("shallow_water", SHALLOW_WATER, _shallow_water, {"tiny": dict(n=12, nsteps=12),
+                                                             "small": dict(n=64, nsteps=120)}),
+    Program("thermostat_lj", THERMOSTAT_LJ, _lj, {"tiny": dict(m=2, n_steps=10), "small": dict(m=4, n_steps=100)}),
+    Program("garch_grid", GARCH_GRID, _garch, {"tiny": dict(n=60, n_grid=2), "small": dict(n=500, n_grid=5)}),
+    Program("sor_loops", SOR_LOOPS, _sor_loops, {"tiny": dict(n=5), "small": dict(n=12)}),
+    Program("svm_sgd", SVM_SGD, _svm, {"tiny": dict(n=64, d=3, epochs=2), "small": dict(n=2000, d=10, epochs=8)}),
+    Program("rolling_window", ROLLING_WINDOW, _rolling, {"tiny": dict(n=100), "small": dict(n=20000)}),
+    Program("harris_pyramid", HARRIS_PYRAMID, _harris, {"tiny": dict(n=32, levels=2), "small": dict(n=256, levels=3)}),
+    Program("split_step", SPLIT_STEP, _split_step, {"tiny": dict(n=128, nsteps=30),
+                                                    "small": dict(n=2048, nsteps=300)}),
+    Program("gini_tree", GINI_TREE, _gini, {"tiny": dict(n=60, d=3), "small": dict(n=600, d=5)}),
+    Program("lorenz96", LORENZ96, _l96, {"tiny": dict(N=8, nsteps=20), "small": dict(N=40, nsteps=100)}),
+    Program("nb_kfold", NB_KFOLD, _nb, {"tiny": dict(n=80, d=3), "small": dict(n=3000, d=12)}),
+]
+
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 
