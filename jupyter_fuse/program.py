@@ -66,10 +66,11 @@ class Instr:
 
     @functools.cached_property
     def params(self) -> tuple:
-        """The call's scalar arguments, in order: its sizes (``const``), scalars (``param``) and the strides
-        of its reads and destination. A loop's iterations may pass others to the same kernel (``1 - beta1
-        ** t``: a coefficient that changes every step; ``s[2 * d::d]``: a slice of another length and
-        stride each step): ``_tables`` tables those that differ, and the program reads them per step."""
+        """The call's scalar arguments, in order: its sizes (``const``), scalars (``param``), the strides
+        of its reads and destination and the shapes of its outputs (the program allocates them). A loop's
+        iterations may pass others to the same kernel (``1 - beta1 ** t``: a coefficient that changes every
+        step; ``s[2 * d::d]``: a slice of another length and stride each step; ``V[:i + 1]``: a shorter
+        result each step): ``_tables`` tables those that differ, and the program reads them per step."""
         floats = iter(self.scalars if self.scalars is not None else ())
         out: list[Any] = []
         for a in self.spec.args:
@@ -80,6 +81,8 @@ class Instr:
                 out.append(next(floats, a[1]))
             elif kind == "read":
                 out += [np.int64(x) for x in a[2][1:]]
+            elif kind == "out":
+                out += [np.int64(d) for d in a[1].shape]
             elif kind == "dst":
                 out += [np.int64(x) for x in a[4][1:]]
         return tuple(out)
@@ -975,6 +978,8 @@ def _loop(units: list[Any], start: int, period: int, count: int, live_out: set[i
             out_slots.append(slot)
             continue
         dtype, size = blk.vars[by_k[min(by_k)]]
+        if any(blk.vars[v][1] != size for v in by_k.values()):  # (rows of one size: a result shorter each step is not)
+            return None
         if size > HISTORY_MAX and len(by_k) < count:
             # some earlier iterations' large values are read after the loop (a snapshot every 25th step): a
             # history would hold all; the loop up to the first of them carries its value out (``cut``)

@@ -341,14 +341,15 @@ class CallSpec:
     loop's iterations read the same slice each step, or the next column, and a coefficient that changes
     every step is the loop's table (``program._tables``). So are the sizes and strides that change (a
     sieve's ``s[2 * d::d] += d``, an elimination's ``A[k + 1:, k + 1:] -= ...``): one compiled kernel, the
-    same function of its arguments, serves them all; an output's shape stays in the key (its array's)."""
+    same function of its arguments, serves them all. So are an output's sizes (a backward induction's
+    ``V[:i + 1]``, a shorter array each step): the program allocates it from them (``program.Instr.params``)."""
 
     __slots__ = ("fn", "args", "entry", "key", "offsets")
 
     def __init__(self, fn: Any, args: list[tuple], entry: dict) -> None:
         self.fn, self.args, self.entry = fn, args, entry
         self.key = (id(fn),) + tuple(("const",) if a[0] == "const" else (a[0], type(a[1])) if a[0] == "param"
-                                     else (a[0], len(a[2])) if a[0] == "read" else (a[0], a[1].shape, a[1].dtype)
+                                     else (a[0], len(a[2])) if a[0] == "read" else (a[0], a[1].ndim, a[1].dtype)
                                      if a[0] == "out" else (a[0], a[2].dtype, a[2].shape, a[3], len(a[4]))
                                      for a in args)
         self.offsets = tuple(a[2][0] if a[0] == "read" else a[4][0] for a in args if a[0] in ("read", "dst"))

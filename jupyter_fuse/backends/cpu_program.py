@@ -127,12 +127,13 @@ class _Emitter:
             elif kind == "out":
                 var = next(outs)
                 name = f"{prefix}{len(names)}"
-                dtype, size = self.blk.vars[var]
-                self.lines.append(f"{pad}{name} = np.empty({size}, {np_type(dtype)})")
-                names.append(name)
-                shape = a[1].shape
+                dtype = self.blk.vars[var][0]
+                dims = [scalar() for _ in a[1].shape]  # (this step's: a loop's results may shrink step by step)
+                size = " * ".join(dims) or "1"
                 # (an empty result's variable has one element, ``_Builder.new_var``: none of it is the array)
-                args.append(name if len(shape) <= 1 else f"{name}{'[:0]' if 0 in shape else ''}.reshape({shape!r})")
+                self.lines.append(f"{pad}{name} = np.empty(max({size}, 1), {np_type(dtype)})")
+                names.append(name)
+                args.append(name if len(dims) <= 1 else f"{name}[:{size}].reshape(({', '.join(dims)},))")
             elif kind == "dst":
                 src = next(reads)
                 next(outs)

@@ -377,3 +377,22 @@ def test_a_complex_reduction_each_step_stays_in_the_compiled_loop(monkeypatch):
     t0 = np.random.default_rng(5).uniform(0, 6.28, 64)
     r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "theta": t0.copy()}, source, lambda ns: ns.update(theta=t0.copy()))
     assert "iterations of" in r.program and "kernel by kernel" not in r.program, (r.program, r.program_note)
+
+
+def test_a_loop_whose_results_shrink_each_step_rolls_up(monkeypatch):
+    """A binomial tree's backward induction: each step's arrays are one element shorter (``V[:i + 1]``), and a
+    value it binds to a name (the exercise mask) keeps a kernel's result in memory, of another size each step.
+    The output's shape was in the call's key: no two steps alike, 300 calls, replayed kernel by kernel. Its
+    sizes are the call's arguments now (a table, in the loop), and the loop rolls."""
+    source = ("for i in range(N - 1, -1, -1):\n    S = S0 * u ** (i - 2 * j[:i + 1])\n"
+              "    V[:i + 1] = disc * (p * V[:i + 1] + q * V[1:i + 2])\n    exercise = K - S > V[:i + 1]\n"
+              "    V[:i + 1] = np.maximum(V[:i + 1], K - S)\n    row = V[:i + 1].copy()\n")
+    n = 60
+
+    def setup():
+        return {"np": np, "N": n, "j": np.arange(n + 1), "V": np.maximum(100 - 100 * 1.02 ** (n - 2 * np.arange(n + 1)), 0),
+                "K": 100.0, "S0": 100.0, "u": 1.02, "disc": 0.999, "p": 0.51, "q": 0.49}
+    r, twin = _compiled_replay(monkeypatch, setup, source, lambda ns: ns.update(setup()))
+    assert "iterations of (k0, k1)" in r.program and "kernel by kernel" not in r.program, (r.program, r.program_note)
+    for name in ("V", "S", "exercise", "row"):
+        assert np.array_equal(twin.fused[name], twin.plain[name]) and twin.fused[name].dtype == twin.plain[name].dtype
