@@ -11,6 +11,7 @@ from typing import Any
 
 from . import fmt, masked, program
 from .backends import compiler, get_backend
+from .backends.cpu_index import Steered
 from .cache import PLAN_CACHE, Abandon, Tape, compiling, guard_function, replay, warn_storm
 from .capture import CellContext, Namespace, finalize
 from .guards import scan
@@ -179,6 +180,8 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
         result = replay(entry, namespace, engine, report, compiled=options.get("compile_plan", True))
     except Abandon as e:
         return None, [str(e)]
+    except Steered as e:  # (a compiled replay's: the data decides a shape, and decides it otherwise now)
+        return None, [f"{e}: traced anew"]
     except Exception as e:  # noqa: BLE001 - nothing was written: trace the cell instead
         if os.environ.get("JUPYTER_FUSE_DEBUG"):
             raise

@@ -81,6 +81,12 @@ def _bincount_call(template: list[tuple], kwargs: list[tuple], nodes: list[Node]
     return _get("bincount"), [x, w, ("out",), ("v", exact), ("v", True)]
 
 
+class Steered(ValueError):
+    """A compiled replay met data that takes the cell another way than its traced run did (a boolean index
+    selects another number of elements): the replay stops before anything reaches the user, and the
+    cell is traced (``runner``)."""
+
+
 def _get(name: str) -> Any:
     fn = _FNS.get(name)
     if fn is None:
@@ -103,11 +109,11 @@ def _mask_get(a, mask, out):  # a[mask]: the elements where mask holds, in C ord
     for i in range(af.size):
         if mf[i]:
             if k == of.size:
-                raise ValueError("a boolean index selects more elements than when the cell was traced")
+                raise Steered("a boolean index selects more elements than when the cell was traced")
             of[k] = af[i]
             k += 1
     if k != of.size:
-        raise ValueError("a boolean index selects fewer elements than when the cell was traced")
+        raise Steered("a boolean index selects fewer elements than when the cell was traced")
 
 
 def _row_of(k, n):  # an index into n rows, counted from the end where negative, as NumPy counts it
@@ -137,7 +143,7 @@ def _mask_set(old, mask, value, out):  # out = old; out[mask] = value
         if mf[i]:
             count += 1
     if vf.size != count and vf.size != 1:
-        raise ValueError("a boolean assignment's values no longer match the elements it selects")
+        raise Steered("a boolean assignment's values no longer match the elements it selects")
     k = 0
     for i in range(of.size):
         if mf[i]:
@@ -153,7 +159,7 @@ def _put(old, idx, value, out):  # out = old; out[idx] = value, row by row in id
     rows, ix = out.reshape((n, inner)), np.ascontiguousarray(idx).ravel()
     vf = np.ascontiguousarray(value).ravel()
     if vf.size != ix.size * inner and vf.size != 1:
-        raise ValueError("an integer assignment's values no longer match its index")
+        raise Steered("an integer assignment's values no longer match its index")
     for i in range(ix.size):
         k = _row_of(ix[i], n)
         for j in range(inner):
@@ -167,7 +173,7 @@ def _bincount(x, w, out, exact, weighted):  # np.bincount(x, w, minlength): the 
             raise ValueError("np.bincount: a negative value")
         size = max(size, np.int64(x[i]) + 1)
     if size > out.size or exact and size != out.size:
-        raise ValueError("np.bincount now returns another length")
+        raise Steered("np.bincount now returns another length")
     out[:] = 0
     for i in range(x.size):
         if weighted:

@@ -1154,3 +1154,21 @@ def test_an_argument_an_eager_call_hands_back_inside_a_tuple_is_that_argument(co
     caches = [twin.run(src, compile_plan=compiled).cache for _ in range(3)]
     assert caches == ["miss", "hit", "hit"], twin.reports[-1].miss_reasons
     assert twin.fused["same"] is True
+
+
+def test_a_compiled_replay_whose_mask_selects_another_count_says_so(monkeypatch):
+    """A boolean index inside a compiled replay (``cpu_index``) that now selects more elements: the replay
+    stops, the cell is traced, and the miss says what changed (it said "the replay failed (ValueError ...)")."""
+    from jupyter_fuse import program as program_mod
+
+    monkeypatch.setattr(program_mod, "MIN_LAUNCHES", 1)
+    monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "off")
+    src = "tot = 0.0\nfor k in range(40):\n    x = x * 0.99 + 0.01\n    sel = x[x > 0.5]\n    tot = tot + sel.sum()\n"
+    x0 = np.linspace(0, 1, 64)
+    for x, cache in [(x0, "miss"), (x0, "hit"), (x0, "hit"), (x0 * 1.3, "miss")]:
+        ns, ref = {"np": np, "x": x.copy()}, {"np": np, "x": x.copy()}
+        exec(src, ref)
+        r = jf.run_cell(src, ns, backend="cpu")
+        jf.wait_for_compiles()
+        assert r.cache == cache and ns["tot"] == ref["tot"] and np.array_equal(ns["x"], ref["x"])
+    assert r.miss_reasons == ["a boolean index selects more elements than when the cell was traced: traced anew"]
