@@ -452,6 +452,7 @@ def main() -> None:
         t_first = (time.perf_counter() - t0) * 1e3
         check(name, ref, first, "fused")
         report = first["_report"]
+        jf.wait_for_compiles()  # (warm and replay time compiled kernels: a long kernel compiles for seconds)
         t_warm = best(lambda: run_fused(src, data, cache=False), args.repeat)
         check(name, ref, run_fused(src, data), "replay")
         replayed = run_fused(src, data)
