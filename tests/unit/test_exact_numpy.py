@@ -486,9 +486,10 @@ def test_the_sign_of_an_unsigned_array_stays_unsigned_in_a_kernel(source, opts):
 
 @pytest.mark.parametrize("opts", BACKENDS)
 @cases("v = np.hypot(0.0, x) >= x.mean(keepdims=True, dtype=np.complex128)",
-       "v = x.sum() < x.mean(dtype=np.complex128)", "v = x.mean(dtype=np.complex128) < np.float64(2.0)")
-# (`np.float64(2.0) > z` with a lazy complex z is NumPy's scalar asking np.greater, the ufunc: indistinguishable
-# from the call np.greater(np.float64(2.0), z), whose answer differs; left as it is)
+       "v = x.sum() < x.mean(dtype=np.complex128)", "v = x.mean(dtype=np.complex128) < np.float64(2.0)",
+       # NumPy's scalar on the left hands the ufunc a 0-d array of itself (seed 7206264); the call, not the operator
+       "v = np.float64(2.0) > x.mean(dtype=np.complex128)", "v = (np.uint8(200) // -0.5) >= x.mean(dtype=np.complex128)",
+       "v = np.greater(np.float64(2.0), x.mean(dtype=np.complex128))")
 def test_a_real_scalar_compared_with_a_lazy_complex_scalar_is_numpys_scalar_math(source, opts):  # (seed 41325)
     check(source, "x = np.array(-np.inf)", **opts)
 
