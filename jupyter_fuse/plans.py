@@ -33,6 +33,9 @@ from .ir import Node
 from .ops import const_key
 
 MAX_TEMPLATES = 512  # plans kept (least recently used dropped): a template holds its first graph
+# places a template keeps its plan moved to (``Template.at``): a loop over array elements (`u[i, j] += c`
+# each inner step, a sweep after sweep) comes back to each place; its kernels are prepared once per place
+MAX_PLACES = 1024
 
 
 class Template:
@@ -40,7 +43,7 @@ class Template:
     dependency order; ``leaves`` are the positions of the values it reads, ``outs`` of the values
     it keeps (targets, live arrays, storages of kept views)."""
 
-    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared", "inner", "where", "leaf_nodes")
+    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared", "inner", "where", "leaf_nodes", "places")
 
     def __init__(self, plan: fuse.Plan, frame: list[Node], values: dict, where: tuple = ()) -> None:
         self.plan, self.frame, self.where = plan, frame, where  # where: its views' own places (``key``)
@@ -54,6 +57,23 @@ class Template:
         self.prepared: dict[int, Callable[[dict, Any], None]] = {}  # id(backend) -> launcher of the plan
         self.inner: list[tuple[int, int]] | None = None  # see kept_inside
         self.leaf_nodes: list[Node] | None = None  # the frame's nodes at ``leaves`` (made at the first run)
+        self.places: dict[tuple, Template] = {}  # where -> this plan moved there (``at``)
+
+    def at(self, frame: list[Node], where: tuple) -> "Template | None":
+        """This plan for ``frame``, a graph with this template's key whose views lie at ``where``: itself, or
+        moved there (``moved``), made once per place: a moved plan's launchers (rendering bound to its
+        nodes, argument binders) are made at its first run, a few hundred microseconds of every step of an
+        element loop (sor_loops: two thirds of its traced run) where its places repeat every sweep."""
+        if where == self.where:
+            return self
+        t = self.places.get(where)
+        if t is None:
+            t = self.moved(frame, where)
+            if t is not None:
+                if len(self.places) >= MAX_PLACES:  # (a bound: forget the oldest)
+                    del self.places[next(iter(self.places))]
+                self.places[where] = t
+        return t
 
     def moved(self, frame: list[Node], where: tuple) -> "Template | None":
         """This plan on ``frame``, a graph with this template's key whose views lie elsewhere: the same
@@ -70,7 +90,7 @@ class Template:
         except KeyError:
             return None
         t = copy.copy(self)  # (positions, cuts: the same)
-        t.plan, t.frame, t.where, t.prepared, t.inner, t.leaf_nodes = plan, frame, where, {}, None, None
+        t.plan, t.frame, t.where, t.prepared, t.inner, t.leaf_nodes, t.places = plan, frame, where, {}, None, None, {}
         return t
 
     def kept_inside(self) -> list[tuple[int, int]]:

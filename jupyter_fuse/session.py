@@ -445,11 +445,9 @@ class Session:
         k, where = plans.key(frame, self.values, missing, keep, options, self.lines, self.implicit, self.synced)
         tmpl = plans.lookup(k)
         if tmpl is not None:
-            if tmpl.where == where:
-                return tmpl, False
-            moved = tmpl.moved(frame, where)  # (its views lie elsewhere: traj[i] = state, another i)
-            if moved is not None:
-                return moved, False
+            placed = tmpl.at(frame, where)  # (its views may lie elsewhere: traj[i] = state, another i)
+            if placed is not None:
+                return placed, False
         plan = fuse.partition(missing, self.values, keep, fuse=fuses, lines=self.lines, sites=self.sites,
                               implicit=self.implicit,
                               supports=backend.supports, synced=self.synced, staged=staged,

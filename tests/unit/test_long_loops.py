@@ -304,3 +304,23 @@ def test_unpacking_a_small_array_does_not_sync(backend):
     np.testing.assert_array_equal(ns["p"], ref["p"])
     assert ns["kinds"] == ref["kinds"] == ["float64", "float64"]
     assert [s["line"] for s in r.syncs] == [4], r.syncs
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_an_element_loop_moves_its_plan_once_per_place(monkeypatch, backend):
+    """A loop over array elements with a sync each step (`m = max(m, abs(c))`) evaluates a tiny graph at
+    another element each step: its plan is moved there once per element (``plans.Template.at``), and its
+    kernels prepared there once, not again at every sweep."""
+    plans.clear()
+    moves: list[int] = []
+    real = plans.Template.moved
+    monkeypatch.setattr(plans.Template, "moved", lambda self, *a: moves.append(1) or real(self, *a))
+    source = ("ms = []\nfor sweep in range(6):\n    m = 0.0\n    for i in range(1, 9):\n"
+              "        c = 0.5 * (u[i - 1] + u[i + 1]) - u[i]\n        u[i] += c\n        m = max(m, abs(c))\n"
+              "    ms.append(m)\n")
+    ns, ref = ({"np": np, "u": np.linspace(0.0, 1.0, 10) ** 2} for _ in range(2))
+    r = jupyter_fuse.run_cell(source, ns, backend=backend, cache=False)
+    exec(source, ref)
+    np.testing.assert_array_equal(ns["u"], ref["u"])
+    assert ns["ms"] == ref["ms"] and [type(m) for m in ns["ms"]] == [type(m) for m in ref["ms"]]
+    assert r.kernels >= 6 * 8 and len(moves) <= 2 * 8, (r.kernels, len(moves))
