@@ -231,6 +231,7 @@ def _recording_print(s: Session, real_print: Any) -> Any:
     """``print``: the same text; under the plan cache the call is recorded, so that a replay prints
     the new values (the values printed are then not guards)."""
     def print(*args: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: bool = False) -> None:
+        s.printed = True
         tape = s.tape
         if tape is None or file is not None or not isinstance(sep or "", str) or not isinstance(end or "", str):
             if tape is not None and file is not None:

@@ -74,6 +74,9 @@ def wrap(real: Any, path: tuple | None, label: str) -> LazyGenerator:
     if got is None:
         got = s.generators[id(real)] = LazyGenerator(real, Handle(label, path))
         s.keepalive.append(real)
+        if path is not None:  # (the user's: an abandoned run puts its state back, ``abandon.Watch.restore``)
+            s.generator_states.append(
+                (real, real.bit_generator.state if isinstance(real, np.random.Generator) else real.get_state()))
     return got
 
 

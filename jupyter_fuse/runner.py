@@ -9,7 +9,7 @@ import os
 import time
 from typing import Any
 
-from . import fmt, masked, program
+from . import abandon, fmt, masked, program
 from .backends import compiler, get_backend
 from .backends.cpu_index import Steered
 from .cache import PLAN_CACHE, Abandon, Tape, compiling, guard_function, replay, warn_storm
@@ -119,16 +119,23 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         if hasattr(engine, "attach"):  # a device backend's ledger asks the cell for names and causes
             engine.attach(CellContext(s, ns))
         result: Any = None
+        abandoned: abandon.Abandoned | None = None
         t0 = time.perf_counter()
+        if cache and os.environ.get("JUPYTER_FUSE_PLAIN", "on") != "off" \
+                and not PLAN_CACHE.stats.get(key, {}).get("traced_whole") and abandon.watchable(source):
+            s.watch = abandon.Watch(t0)
         with s.activate(), compiler.old_objects_frozen():
             try:
                 try:
                     exec(body, ns)
                     if last is not None:
                         result = eval(last, ns)
+                except abandon.Abandoned as e:  # (nothing the user sees was done: the cell runs again, as NumPy)
+                    abandoned = e
                 finally:
                     masked.forget()  # (a masked statement that raised before its store)
-                    (result,) = finalize(ns, [result])
+                    if abandoned is None:
+                        (result,) = finalize(ns, [result])
             except BaseException as e:  # the user's exception, namespace already consistent
                 s.report.error = f"{type(e).__name__}: {e}"
                 _finish(s, t0)
@@ -136,6 +143,8 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
                 if os.environ.get("JUPYTER_FUSE_DEBUG"):  # developers: keep our frames
                     raise
                 raise e.with_traceback(_user_traceback(e.__traceback__, filename))
+        if abandoned is not None:
+            return _run_abandoned(key, s, abandoned, t0, source, namespace, engine, options, filename)
         _finish(s, t0)
         s.report.result = result  # type: ignore[attr-defined]
         try:
@@ -351,6 +360,32 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
                 st.pop(k, None)
             note += "; this run took much longer, so the next one tries fusion again"
     report.miss_reasons = [note]
+    return report
+
+
+def _run_abandoned(key: tuple, s: Session, e: abandon.Abandoned, t0: float, source: str, namespace: dict, engine: Any,
+                   options: dict, filename: str | None) -> Report:
+    """The cell as plain NumPy after its traced run was abandoned (``abandon``); it runs so from now on, unless
+    NumPy took about as long as the abandoned run: then the next run is traced whole."""
+    __tracebackhide__ = True
+    traced = time.perf_counter() - t0
+    e.watch.restore(s)
+    kernels = s.report.kernels
+    s.close()
+    PLAN_CACHE.note(key, "unreplayable", [e.why])
+    report = _run_plain(key, source, namespace, engine, options, filename, why=e.why)
+    st = PLAN_CACHE.stats[key]
+    numpy_time = st.pop("numpy_seen")
+    if traced > PLAIN_MARGIN * numpy_time:
+        st.update(numpy_time=numpy_time, plain=True, fused="traced run", replay_time=traced, replay_launches=kernels,
+                  outside=e.outside, estimated=e.why)
+        verdict = "it runs as plain NumPy from now on"
+    else:
+        st["traced_whole"] = True
+        verdict = "NumPy took about as long: the next run is traced whole"
+    report.miss_reasons = [f"{e.why}; the cell ran as plain NumPy instead, in {fmt.seconds(numpy_time)}: {verdict}"]
+    report.times["trace"] = traced
+    report.times["total"] += traced
     return report
 
 

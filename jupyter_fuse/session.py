@@ -132,6 +132,10 @@ class Session:
         self._consts: dict[tuple, Node] = {}
         self.classes: list[type] = []  # classes the cell's `class` statements made
         self.generators: dict[int, Any] = {}  # id(random generator) -> its LazyGenerator (lazyrandom)
+        self.generator_states: list[tuple[Any, Any]] = []  # (a generator read from outside, its state then)
+        self.printed = False  # the cell printed (``capture``): it cannot be run again (``abandon``)
+        self.sync_events = 0
+        self.watch: Any = None  # ``abandon.Watch``, where the runner may abandon this run
 
     def close(self) -> None:
         """The cell is over: drop every value now, not at the next garbage collection (lazy
@@ -605,6 +609,9 @@ class Session:
         return name
 
     def record_sync(self, cause: str) -> None:
+        self.sync_events += 1
+        if self.watch is not None:
+            self.watch(self)
         line = self.line()
         self.report.counted("syncs", {"line": line, "cause": cause})
         self._sync = f"a sync at line {line} ({cause}) computed this value first"

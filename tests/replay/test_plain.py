@@ -367,3 +367,76 @@ def test_a_program_that_still_makes_most_calls_one_at_a_time_is_judged_by_them_a
     jupyter_fuse.wait_for_compiles()
     assert twin.run(SELECTS).cache == "hit"
     assert twin.reports[1].program, twin.reports[1].program_note
+
+
+# an element sweep that reads a value back into Python at every step (Python's max of a float and a lazy one)
+SWEEP = """\
+ms = []
+for sweep in range(40):
+    m = 0.0
+    for i in range(1, 9):
+        c = 0.5 * (u[i - 1] + u[i + 1]) - u[i]
+        u[i] += c
+        m = max(m, abs(c))
+    ms.append(m)
+print(len(ms), ms[-1])
+"""
+
+
+def _sweep_setup() -> dict:
+    return {"np": np, "u": np.linspace(0.0, 1.0, 10) ** 2}
+
+
+@pytest.fixture
+def hasty(monkeypatch):
+    """A traced run is abandoned at its first look (``abandon``): any time, any share outside kernels."""
+    from jupyter_fuse import abandon
+
+    monkeypatch.setenv("JUPYTER_FUSE_PLAIN", "on")
+    monkeypatch.setattr(abandon, "AFTER", 0.0)
+    monkeypatch.setattr(abandon, "SYNCS", 64)
+    monkeypatch.setattr(abandon, "CHECK_EVERY", 32)
+    monkeypatch.setattr(abandon, "OVERHEAD", 0.0)
+
+
+def test_a_hopeless_traced_run_is_abandoned_for_plain_numpy(hasty, monkeypatch):
+    """The cell runs again from the start as plain NumPy: the user's `u` is written once, the text printed once,
+    and the cell runs as NumPy from then on."""
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    twin = Twin(_sweep_setup, backend="cpu")
+    first, second = twin.run(SWEEP), twin.run(SWEEP)
+    assert first.cache == "numpy" and "abandoned after" in first.miss_reasons[0], first.miss_reasons
+    assert "syncs by then" in first.miss_reasons[0] and "from now on" in first.miss_reasons[0]
+    assert first.times["trace"] > 0 and first.kernels == 0
+    assert second.cache == "numpy" and "fusion does not pay" in second.miss_reasons[0], second.miss_reasons
+
+
+def test_an_abandoned_run_as_slow_as_numpy_is_traced_whole_next(hasty, monkeypatch):
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", float("inf"))  # (NumPy "took as long" whatever the times)
+    twin = Twin(_sweep_setup, backend="cpu")
+    first, second = twin.run(SWEEP), twin.run(SWEEP)
+    assert first.cache == "numpy" and "the next run is traced whole" in first.miss_reasons[0], first.miss_reasons
+    assert second.cache == "miss", (second.cache, second.miss_reasons)
+
+
+@pytest.mark.parametrize("source, extra", [
+    ('print("sweeping")\n' + SWEEP, dict),  # (printed: a second run would print it again)
+    (SWEEP.replace("    ms.append(m)", "    ms.append(m)\n    seen.append(m)"), lambda: {"seen": []}),  # (an outside list)
+    (SWEEP.replace("        m = max(m, abs(c))", "        try:\n            m = max(m, abs(c))\n        except:\n"
+                   "            pass"), dict),  # (a bare except would catch the abandonment)
+    ("try:\n" + "".join("    " + ln + "\n" for ln in SWEEP.splitlines()) + "finally:\n    print('done')\n", dict),
+])
+def test_a_traced_run_that_did_what_the_user_sees_is_not_abandoned(hasty, source, extra):
+    twin = Twin(lambda: {**_sweep_setup(), **extra()}, backend="cpu")
+    first = twin.run(source)
+    assert first.cache in ("miss", "unreplayable"), (first.cache, first.miss_reasons)
+
+
+def test_an_abandoned_run_puts_the_generators_it_drew_from_back(hasty, monkeypatch):
+    """The user's generator and NumPy's global one are where the abandoned run found them: the plain run draws
+    what NumPy draws (the twin compares their states and every value)."""
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    source = SWEEP.replace("u[i] += c", "u[i] += c * rng.random() + 1e-3 * np.random.rand()")
+    twin = Twin(lambda: {**_sweep_setup(), "rng": np.random.default_rng(3)}, backend="cpu")
+    first = twin.run(source)
+    assert first.cache == "numpy" and "abandoned after" in first.miss_reasons[0], first.miss_reasons
