@@ -221,6 +221,30 @@ def _scalar(n: int, steps: int) -> dict:
     return {"np": np, "x": np.linspace(0.0, 1.0, n).copy(), "steps": steps}  # (linspace gives a view)
 
 
+# Gauss-Seidel sweeps one element at a time, as a numerical-methods course writes them first: each
+# update reads the neighbours just updated, and Python keeps the largest change (a read of each value)
+GAUSS_SEIDEL = """\
+sweeps = 0
+change = 1.0
+while change > tol and sweeps < max_sweeps:
+    change = 0.0
+    for i in range(1, n - 1):
+        for j in range(1, n - 1):
+            new = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - h * h * f[i, j])
+            change = max(change, abs(new - u[i, j]))
+            u[i, j] = new
+    sweeps += 1
+"""
+
+
+def _gauss_seidel(n: int, max_sweeps: int) -> dict:
+    y, x = np.mgrid[0:n, 0:n] / (n - 1)
+    f = -10.0 * np.exp(-((x - 0.5) ** 2 + (y - 0.5) ** 2) / 0.02)
+    u = np.zeros((n, n))
+    u[0, :] = 1.0
+    return {"np": np, "u": u, "f": f, "n": n, "h": 1.0 / (n - 1), "tol": 1e-8, "max_sweeps": max_sweeps}
+
+
 # escape-time Mandelbrot on complex arrays, every point iterated (escaped ones parked at 2)
 MANDELBROT = """\
 c = x[None, :] + 1j * y[:, None]
@@ -265,6 +289,9 @@ PROGRAMS = [
     Program("scalar", SCALAR, lambda s: _scalar(**s),
             {"tiny": dict(n=16, steps=50), "small": dict(n=1000, steps=2000), "large": dict(n=2_000_000, steps=50)},
             ("x",)),
+    Program("gauss_seidel", GAUSS_SEIDEL, lambda s: _gauss_seidel(**s),
+            {"tiny": dict(n=5, max_sweeps=3), "small": dict(n=12, max_sweeps=20), "large": dict(n=40, max_sweeps=20)},
+            ("u", "sweeps", "change"), steers=True),
     Program("mandelbrot", MANDELBROT, lambda s: _mandelbrot(**s),
             {"tiny": dict(n=12, iters=6), "small": dict(n=200, iters=30), "large": dict(n=1000, iters=20)},
             ("z", "count")),

@@ -34,8 +34,11 @@ from .ops import const_key
 
 MAX_TEMPLATES = 512  # plans kept (least recently used dropped): a template holds its first graph
 # places a template keeps its plan moved to (``Template.at``): a loop over array elements (`u[i, j] += c`
-# each inner step, a sweep after sweep) comes back to each place; its kernels are prepared once per place
+# each inner step, a sweep after sweep) comes back to each place; its kernels are prepared once per place.
+# Only small graphs' (a moved plan holds its graph): a chunk of a thousand ops pays its preparing over them,
+# and `traj[i] = state` chunks, each at a new place, would keep every chunk's graph
 MAX_PLACES = 1024
+PLACE_NODES = 64
 
 
 class Template:
@@ -69,7 +72,7 @@ class Template:
         t = self.places.get(where)
         if t is None:
             t = self.moved(frame, where)
-            if t is not None:
+            if t is not None and len(frame) <= PLACE_NODES:
                 if len(self.places) >= MAX_PLACES:  # (a bound: forget the oldest)
                     del self.places[next(iter(self.places))]
                 self.places[where] = t
