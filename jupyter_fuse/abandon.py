@@ -6,7 +6,7 @@ each read a sync: the pending ops are planned and launched as a tiny kernel, at 
 microseconds where NumPy's own op takes one. Its traced run takes seconds (bench/realworld.py:
 percolation_uf 7 s where NumPy takes 8 ms), and the runner only finds out at its end that fusion does not
 pay for the cell (``runner.HOPELESS_TRACE``). So a traced run that has made ``SYNCS`` syncs in
-``AFTER`` seconds, nearly all of it outside kernels, is abandoned at its next sync: the cell runs again
+``AFTER`` seconds, ``OVERHEAD`` of it or more outside kernels, is abandoned at its next sync: the cell runs again
 from the start as plain NumPy, and keeps running so (``runner._run_abandoned``).
 
 Running a cell again is only right where the abandoned run did nothing the user can see. Until finalize
