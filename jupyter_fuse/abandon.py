@@ -14,8 +14,8 @@ the cell writes its own namespace (``capture.Namespace``) and lazy copies of the
 conditions are about everything else (``Watch.safe``): nothing printed, no module the source scan
 calls impure (``guards.scan``), no handler that would catch the abandonment (a bare ``except:``) or run
 on its way out (``finally:``), and every value read from outside plain data (numbers, strings, numeric
-arrays, tuples of those, pure modules). Random generators read from outside, and NumPy's global one,
-are put back as they were.
+arrays, tuples of those, pure modules). Random generators read from outside, and NumPy's global generator,
+error modes and print options, are put back as they were.
 """
 
 from __future__ import annotations
@@ -82,7 +82,9 @@ class Watch:
 
     def __init__(self, t0: float) -> None:
         self.t0 = t0
-        self.random = np.random.get_state()  # (NumPy's global generator, put back: a cell may draw from it)
+        # NumPy's global state a cell may set and put back (`old = np.seterr(all="ignore")` ... `np.seterr(**old)`),
+        # put back as it was: an abandoned run may have stopped in between
+        self.random, self.errors, self.printing = np.random.get_state(), np.geterr(), np.get_printoptions()
 
     def __call__(self, s: Any) -> None:
         if s.sync_events % CHECK_EVERY:
@@ -109,7 +111,10 @@ class Watch:
         return not s.printed and ns is not None and all(plain_data(v) for v in ns.reads.values())
 
     def restore(self, s: Any) -> None:
-        """Put back the generators the abandoned run drew from: NumPy's global one, and those read from outside."""
+        """Put back what the abandoned run may have changed: NumPy's error modes and print options, its global
+        generator, and the generators read from outside."""
+        np.seterr(**self.errors)
+        np.set_printoptions(**self.printing)
         np.random.set_state(self.random)
         for real, state in s.generator_states:
             if isinstance(real, np.random.Generator):

@@ -440,3 +440,15 @@ def test_an_abandoned_run_puts_the_generators_it_drew_from_back(hasty, monkeypat
     twin = Twin(lambda: {**_sweep_setup(), "rng": np.random.default_rng(3)}, backend="cpu")
     first = twin.run(source)
     assert first.cache == "numpy" and "abandoned after" in first.miss_reasons[0], first.miss_reasons
+
+
+def test_an_abandoned_run_puts_numpys_error_modes_back(hasty, monkeypatch):
+    """A cell that sets NumPy's error modes and sets them back at its end, abandoned in between: the plain run
+    finds the modes the cell began with, and leaves them so."""
+    monkeypatch.setattr(runner, "PLAIN_MARGIN", 0.0)
+    source = 'old = np.seterr(under="warn")\n' + SWEEP + "np.seterr(**old)\n"
+    before = np.geterr()
+    twin = Twin(_sweep_setup, backend="cpu")
+    first = twin.run(source)
+    assert first.cache == "numpy" and "abandoned after" in first.miss_reasons[0], first.miss_reasons
+    assert np.geterr() == before and twin.fused["old"] == twin.plain["old"]
