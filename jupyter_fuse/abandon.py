@@ -21,14 +21,15 @@ error modes and print options, are put back as they were.
 from __future__ import annotations
 
 import ast
+import functools
 import time
 import types
 from typing import Any
 
 import numpy as np
 
-from . import fmt
-from .guards import pure_module, scan
+from . import fmt, lazyrandom
+from .guards import pure_module
 
 AFTER = 1.0  # seconds a traced run goes on before it may be abandoned
 SYNCS = 1000  # ... the syncs it has made by then
@@ -47,8 +48,10 @@ class Abandoned(BaseException):
         self.why, self.watch, self.outside = why, watch, outside
 
 
+@functools.lru_cache(maxsize=256)
 def watchable(source: str) -> bool:
-    """May a traced run of this cell be abandoned and the cell run again (the module docstring)?"""
+    """May a traced run of this cell be abandoned and the cell run again (the module docstring)? The source
+    scan's reasons (``guards.scan``) are the runner's to ask: a cell it finds impure is not watched."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -59,7 +62,7 @@ def watchable(source: str) -> bool:
             return False  # (it would catch the abandonment and go on)
         if isinstance(node, ast.Try) and node.finalbody:
             return False  # (it would run on the way out: a print there would be printed twice)
-    return not scan(source)
+    return True
 
 
 def plain_data(x: Any, depth: int = 0) -> bool:
@@ -117,7 +120,4 @@ class Watch:
         np.set_printoptions(**self.printing)
         np.random.set_state(self.random)
         for real, state in s.generator_states:
-            if isinstance(real, np.random.Generator):
-                real.bit_generator.state = state
-            else:
-                real.set_state(state)
+            lazyrandom.set_state(real, state)

@@ -569,7 +569,7 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any, compiled: bool =
     drawn = []  # the generators the cell reads, and their states: a replay that fails restores them
     for handle, path in entry.generators:
         values[handle] = g = resolve(user, path)
-        drawn.append((g, _state(g)))
+        drawn.append((g, lazyrandom.state(g)))
     try:
         printed = _run_tape(entry, values, backend, report, host, compiled)
     except BaseException as e:
@@ -580,7 +580,7 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any, compiled: bool =
         if options is not None:
             np.set_printoptions(**options)
         for g, st in drawn:
-            _set_state(g, st)
+            lazyrandom.set_state(g, st)
         if getattr(e, "last_bit", False) and entry.report.get("meanwhile"):
             raise Abandon(f"{e} {MEANWHILE}") from None
         raise
@@ -600,17 +600,6 @@ def replay(entry: Entry, user: dict, backend: Any, report: Any, compiled: bool =
     if printed:
         sys.stdout.write("".join(printed))
     return value[0] if value else None
-
-
-def _state(g: Any) -> Any:
-    return g.get_state() if isinstance(g, np.random.RandomState) else g.bit_generator.state
-
-
-def _set_state(g: Any, state: Any) -> None:
-    if isinstance(g, np.random.RandomState):
-        g.set_state(state)
-    else:
-        g.bit_generator.state = state
 
 
 def _copier(entry: Entry, values: dict, backend: Any, report: Any) -> Any:

@@ -75,9 +75,20 @@ def wrap(real: Any, path: tuple | None, label: str) -> LazyGenerator:
         got = s.generators[id(real)] = LazyGenerator(real, Handle(label, path))
         s.keepalive.append(real)
         if path is not None:  # (the user's: an abandoned run puts its state back, ``abandon.Watch.restore``)
-            s.generator_states.append(
-                (real, real.bit_generator.state if isinstance(real, np.random.Generator) else real.get_state()))
+            s.generator_states.append((real, state(real)))
     return got
+
+
+def state(g: Any) -> Any:
+    """A generator's state, as ``set_state`` puts it back."""
+    return g.get_state() if isinstance(g, np.random.RandomState) else g.bit_generator.state
+
+
+def set_state(g: Any, st: Any) -> None:
+    if isinstance(g, np.random.RandomState):
+        g.set_state(st)
+    else:
+        g.bit_generator.state = st
 
 
 class _Factory:

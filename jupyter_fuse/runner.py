@@ -108,8 +108,8 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         s = Session(engine, filename, fuse=fuse)
         s.report.source = source
         s.report.options = options
+        unreplayable = scan(source) if cache else None
         if cache:
-            unreplayable = scan(source)
             if unreplayable:
                 s.report.cache, s.report.miss_reasons = "unreplayable", unreplayable
             else:
@@ -121,7 +121,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         result: Any = None
         abandoned: abandon.Abandoned | None = None
         t0 = time.perf_counter()
-        if cache and os.environ.get("JUPYTER_FUSE_PLAIN", "on") != "off" \
+        if cache and not unreplayable and _plain_policy() \
                 and not PLAN_CACHE.stats.get(key, {}).get("traced_whole") and abandon.watchable(source):
             s.watch = abandon.Watch(t0)
         with s.activate(), compiler.old_objects_frozen():
@@ -162,6 +162,11 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
         return s.report
 
 
+def _plain_policy() -> bool:
+    """Is the plain-NumPy policy on (``PLAIN_MIN``'s comment; ``abandon``)? JUPYTER_FUSE_PLAIN=off turns it off."""
+    return os.environ.get("JUPYTER_FUSE_PLAIN", "on") != "off"
+
+
 def _check_kernels(report: Report, expect_kernels: int | None) -> None:
     if expect_kernels is not None and report.kernels > expect_kernels:
         raise KernelCountError(
@@ -181,7 +186,7 @@ def _try_replay(key: tuple, source: str, namespace: dict, engine: Any, options: 
         return None, misses
     report = Report(backend=engine.name)
     report.source, report.options = source, options
-    if options.get("compile_plan", True) and os.environ.get("JUPYTER_FUSE_PLAIN", "on") != "off":
+    if options.get("compile_plan", True) and _plain_policy():
         why = _plain_over_replay(key, entry, engine, report)
         if why is not None:
             return _held(_run_plain(key, source, namespace, engine, options, filename, why or None), entry), []
@@ -265,7 +270,7 @@ def _suspect(key: tuple, report: Report, warm: bool, first: Any = None, settled:
         return
     st = PLAN_CACHE.stats.get(key)
     if st is None or "numpy_time" in st and not (warm and st.get("provisional")) \
-            or os.environ.get("JUPYTER_FUSE_PLAIN", "on") == "off":
+            or not _plain_policy():
         return  # (decided: a replay kept on its first replay's time alone is judged again, settled)
     outside = time_shares(vars(report)).get("overhead", 0.0)
     if not warm and outside <= PLAIN_OVERHEAD:

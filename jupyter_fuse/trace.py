@@ -924,10 +924,10 @@ class LazyArray:
                     and at_site(sys._getframe(1), _binary_operator):
                 return _eager_operator(pyop, inputs)
         if self.scalar and len(inputs) == 2 and ufunc.__name__ in SWAPPED and method == "__call__" and not kwargs:
-            scalar = _richcompared_scalar(inputs, sys._getframe(1))
+            scalar = _richcompared_scalar(inputs)
             if scalar is not None:  # NumPy's scalar math (see _complex_scalars), not the ufunc
                 args = tuple(scalar if x is not self else x for x in inputs)
-                return _eager_operator(getattr(operator, _COMPARISON_OPS[ufunc.__name__]), args)
+                return _eager_operator(_COMPARISON_OPS[ufunc.__name__], args)
         return ufunc_call(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
@@ -1450,7 +1450,7 @@ def _complex_scalars(op: str, a: "LazyArray", b: Any) -> bool:
         or isinstance(b, LazyArray) and b.dtype.kind == "c")
 
 
-def _richcompared_scalar(inputs: tuple, frame: Any) -> Any:
+def _richcompared_scalar(inputs: tuple) -> Any:
     """The NumPy scalar that asked this comparison ufunc, where one did, else None. A NumPy scalar compared
     with a lazy one (`np.float64(2.0) < z`) hands the ufunc a 0-d array made from itself (numpy's
     gentype_richcompare), as `np.array(2.0) < z` would; inside a cell arrays are lazy, so a plain 0-d
@@ -1459,7 +1459,7 @@ def _richcompared_scalar(inputs: tuple, frame: Any) -> Any:
     a, b = inputs
     arr, lazy = (a, b) if type(a) is np.ndarray else (b, a)
     if type(arr) is not np.ndarray or arr.ndim or not isinstance(lazy, LazyArray) \
-            or "c" not in (arr.dtype.kind, lazy.dtype.kind) or not at_site(frame, _comparison):
+            or "c" not in (arr.dtype.kind, lazy.dtype.kind) or not at_site(sys._getframe(2), _comparison):
         return None
     return arr[()]
 
@@ -1468,8 +1468,6 @@ def _comparison(code: Any, at: int) -> bool:
     return instruction_at(code.co_code, at, _COMPARE_OP) >= 0
 
 
-_COMPARISON_OPS = {"less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge", "equal": "eq",
-                   "not_equal": "ne"}
 _COMPLEX_OPS = frozenset({"add", "subtract", "multiply", "divide", "power"})  # what Python's complex defines
 _EQUALITY = frozenset({"equal", "not_equal"})  # (complex's only comparisons)
 _COMPARE_OP = dis.opmap["COMPARE_OP"]
@@ -1589,9 +1587,11 @@ for _py, _op in _BINOPS:
     setattr(LazyArray, f"__r{_py}__", _r)
     setattr(LazyArray, f"__i{_py}__", _i)
 
-for _py, _op in [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
-                 ("gt", "greater"), ("ge", "greater_equal")]:
+_COMPARES = [("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
+             ("ge", "greater_equal")]  # (Python's name, the ufunc's)
+for _py, _op in _COMPARES:
     setattr(LazyArray, f"__{_py}__", _binop(_op, _py)[0])
+_COMPARISON_OPS = {op: getattr(operator, py) for py, op in _COMPARES}  # ufunc -> operator
 
 _SCALAR_UFUNC_OPS = {op: getattr(operator, py) for py, op in _BINOPS if op in _SCALAR_ERRORS}  # ufunc -> operator
 _BINARY_OP = dis.opmap.get("BINARY_OP")  # (CPython 3.11+: one instruction for every binary operator)
