@@ -36,7 +36,7 @@ SYNCS = 1000  # ... the syncs it has made by then
 OVERHEAD = 0.8  # ... and the share of its time outside kernels (its first run's kernels run as NumPy meanwhile)
 CHECK_EVERY = 128  # syncs between two looks at the clock
 
-_PLAIN = (bool, int, float, complex, str, bytes, type(None), range, slice, np.generic)
+PLAIN = (bool, int, float, complex, str, bytes, type(None), range, slice, np.generic)
 
 
 class Abandoned(BaseException):
@@ -68,7 +68,7 @@ def watchable(source: str) -> bool:
 def plain_data(x: Any, depth: int = 0) -> bool:
     """A value read from outside that no run of the cell can change: a number, a string, a numeric array
     (its writes wait for finalize), a tuple of such, a pure module."""
-    if isinstance(x, _PLAIN):
+    if isinstance(x, PLAIN):
         return True
     if type(x) is np.ndarray:
         return x.dtype.kind in "biufc"  # (object arrays are the cell's to write at once)

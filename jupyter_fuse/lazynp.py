@@ -46,6 +46,7 @@ def eager_call(func: Callable, args: tuple, kwargs: dict, what: str, reason: str
     generator the cell holds (``lazyrandom``): a replay calls it on its own run's generator.
     """
     s = session()
+    s.events += 1
     tape = s.tape if s.tape is not None and not s.tape.reasons else None
     if tape is not None and getattr(s.backend, "to_host", None) is not None:
         tape.unreplayable(f"{what} ran outside the trace on a device backend: not replayed yet")

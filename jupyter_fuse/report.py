@@ -50,6 +50,8 @@ class Report:
     program_note: str = ""  # a replay run kernel by kernel: why not as one program
     # values written at the cell's end only because a name still holds them: {names, kernel, bytes, lines}
     bound_writes: list[dict[str, Any]] = field(default_factory=list)
+    # loops fast-forwarded (``loops``): {line, iterations, unit, units, kernels, time}
+    loops: list[dict[str, Any]] = field(default_factory=list)
     graph_truncated: bool = False  # ``nodes`` stops at session.MAX_GRAPH_NODES (a long loop's first ones)
     source: str = ""
     options: dict[str, Any] = field(default_factory=dict)
@@ -154,6 +156,8 @@ class Report:
         bound = bound_writes_text(d)
         if bound:
             lines.append(f"  {bound}")
+        for loop in self.loops:
+            lines.append(f"  loop (line {loop['line']}): {loop_text(loop)}")
         return "\n".join(lines)
 
 
@@ -226,6 +230,14 @@ def time_shares(d: dict[str, Any]) -> dict[str, float]:
     shares = {k: min(1.0, v / total) for k, v in parts.items() if v > 0 or k == "kernels"}
     shares["overhead"] = max(0.0, 1.0 - sum(shares.values()))
     return shares
+
+
+def loop_text(loop: dict[str, Any]) -> str:
+    """A fast-forwarded loop (``loops``) in words."""
+    return (f"{fmt.count(loop['iterations'])} of its {fmt.count(loop['of'])} iterations fast-forwarded: each "
+            f"{loop['unit']} iteration{'s' * (loop['unit'] != 1)} made one graph, so its plan "
+            f"({fmt.plural(loop['kernels'], 'kernel')}) ran {fmt.count(loop['units'])} times more without "
+            f"the loop's Python, in {fmt.seconds(loop['time'])}")
 
 
 def cache_phrase(d: dict[str, Any]) -> str:

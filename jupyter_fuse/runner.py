@@ -9,7 +9,7 @@ import os
 import time
 from typing import Any
 
-from . import abandon, fmt, masked, program
+from . import abandon, fmt, loops, masked, program
 from .backends import compiler, get_backend
 from .backends.cpu_index import Steered
 from .cache import PLAN_CACHE, Abandon, Tape, compiling, guard_function, replay, warn_storm
@@ -104,7 +104,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
             if hit is not None:
                 _check_kernels(hit, expect_kernels)
                 return hit
-        filename, body, last = _compile(source, filename)  # a SyntaxError here is the ordinary one (a replay never compiles)
+        filename, body, last = _compile(source, filename, True)  # a SyntaxError here is the ordinary one (a replay never compiles)
         s = Session(engine, filename, fuse=fuse)
         s.report.source = source
         s.report.options = options
@@ -438,14 +438,17 @@ def _compiled(source: str, filename: str | None) -> tuple[str, Any, Any]:
     return code
 
 
-def _compile(source: str, filename: str | None) -> tuple[str, Any, Any]:
-    """(the cell's file name, registered with linecache for tracebacks; its body; its last expression or None)."""
+def _compile(source: str, filename: str | None, fast: bool = False) -> tuple[str, Any, Any]:
+    """(the cell's file name, registered with linecache for tracebacks; its body; its last expression or None).
+    ``fast``: a traced run's, whose loops may be fast-forwarded (``loops.mark``)."""
     filename = filename or f"<fuse-cell-{next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     tree = ast.parse(source, filename, "exec")
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not source.rstrip().endswith(";"):
         last = compile(ast.Expression(tree.body.pop().value), filename, "eval")
+    if fast:
+        loops.mark(tree)
     return filename, compile(tree, filename, "exec"), last
 
 

@@ -135,6 +135,11 @@ class Session:
         self.generator_states: list[tuple[Any, Any]] = []  # (a generator read from outside, its state then)
         self.printed = False  # the cell printed (``capture``): it cannot be run again (``abandon``)
         self.sync_events = 0
+        # what Python made the session do besides tracing ops (evaluations, syncs, calls outside the trace, new
+        # inputs): a fast-forwarded loop's units must do none of it (``loops``)
+        self.events = 0
+        self.keep_eval = False  # keep the next evaluation's (template, leaves, outs, refs) in ``last_eval``
+        self.last_eval: tuple | None = None
         self.watch: Any = None  # ``abandon.Watch``, where the runner may abandon this run
 
     def close(self) -> None:
@@ -341,6 +346,7 @@ class Session:
         live in ``values`` only, as long as a held buffer reads them."""
         slot = self._slots
         self._slots += 1
+        self.events += 1
         if origin:
             self.inputs[slot] = value
         layout = (0, tuple(value.strides))
@@ -386,6 +392,7 @@ class Session:
         self.readers.clear()  # (what is pending may be computed now: no write takes over an earlier one)
         missing = [n for n in dict.fromkeys(nodes) if n not in values]
         if missing:
+            self.events += 1
             t0 = time.perf_counter()
             frame = toposort(missing, stop=values, views=True)
             live: list[Node] | None = None  # (the live arrays' values, where asked)
@@ -429,6 +436,8 @@ class Session:
                     self.synced[n] = self._sync
             result = [values[n] for n in nodes]
             refs = self._rebase(set(outs))
+            if self.keep_eval:
+                self.last_eval = (tmpl, leaves, outs, refs)
             if self.tape is not None:
                 self.tape.on_eval(tmpl, leaves, [(n, refs.get(n)) for n in outs], made)
             self._forget(frame, refs)
@@ -610,6 +619,7 @@ class Session:
 
     def record_sync(self, cause: str) -> None:
         self.sync_events += 1
+        self.events += 1
         if self.watch is not None:
             self.watch(self)
         line = self.line()

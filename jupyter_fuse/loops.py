@@ -1,0 +1,295 @@
+"""Fast-forward: the rest of a time-stepping loop runs as one plan, without its Python.
+
+Tracing costs ~15 us an op where NumPy takes ~1 us on a small array, so a traced loop of a few
+thousand small ops costs tens of NumPy's times whatever the kernels do. But most loops a notebook
+runs (``for n in range(nt): un = u.copy(); u[1:-1] = ...``) make the same graph every iteration.
+
+So a top-level ``for NAME in range(...)`` whose body only computes arrays (``mark`` checks its
+source) has its iterations taken in units of a few (``UNIT_OPS`` ops or more): the graph is computed
+at the end of each unit. Once two units in a row have made graphs of one plan (``plans.Template``),
+read what the unit before them left in the same places, and left the same names holding the same
+values (``_Unit.follows``), the plan is run for the units left, each on what the last one computed,
+without running their Python: no trace, no plan; the loop's last iterations are traced as usual.
+
+That is only right where the body's Python does nothing but build that graph; ``mark`` lets
+through only assignments of names and subscripts and calls of NumPy; at run time every unit checks
+that nothing but the unit's own graph was computed in it (no sync, no call outside the trace, no
+new input), that every name the body binds holds a lazy array and every name it reads is plain
+data, and that NumPy's error state did not change. Where any of that fails the loop runs on, traced
+as usual. ``JUPYTER_FUSE_FASTFORWARD=off`` turns it off.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import time
+from typing import Any, Iterator
+
+import numpy as np
+
+from . import abandon, fperrors
+from .fperrors import pending_errstate
+from .trace import LazyArray
+
+NAME = "__jupyter_fuse_loop__"  # the driver, as the marked source calls it (a builtin of the cell: ``capture``)
+UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
+MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
+MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
+
+# calls a body may make by a bare name (builtins that compute; a float() or the like is a sync, seen at run time)
+_CALLS = {"abs", "min", "max", "round", "pow", "len", "range", "float", "int", "bool", "complex", "sum"}
+# NumPy attributes whose calls change state a unit's graph does not hold (files, error modes, random draws)
+_IMPURE = {"random", "seterr", "seterrcall", "errstate", "set_printoptions", "printoptions", "save", "savez",
+           "savez_compressed", "savetxt", "load", "loadtxt", "genfromtxt", "fromfile", "tofile", "setbufsize",
+           "testing", "lib", "ctypeslib", "memmap", "frompyfunc", "vectorize", "apply_along_axis", "put", "place"}
+_EXPRS = (ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Slice, ast.BinOp, ast.UnaryOp, ast.Compare,
+          ast.Call, ast.Tuple, ast.List, ast.keyword, ast.Starred, ast.IfExp, ast.BoolOp, ast.operator,
+          ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
+
+
+def enabled() -> bool:
+    return os.environ.get("JUPYTER_FUSE_FASTFORWARD", "on") != "off"
+
+
+# -- the source: which loops -----------------------------------------------------------------------
+
+def mark(tree: ast.Module) -> int:
+    """Wrap the iterable of each top-level ``for NAME in range(...)`` whose body may be fast-forwarded in a call
+    of the driver (``NAME``), with the names the body binds and reads. Returns how many were marked."""
+    marked = 0
+    for stmt in tree.body:
+        names = _eligible(stmt)
+        if names is not None:
+            assigned, loaded = names
+            call = ast.Call(ast.Name(NAME, ast.Load()), [stmt.iter, ast.Constant(stmt.lineno),
+                            ast.Constant(tuple(assigned)), ast.Constant(tuple(loaded))], [])
+            stmt.iter = ast.copy_location(call, stmt.iter)
+            ast.fix_missing_locations(stmt)
+            marked += 1
+    return marked
+
+
+def _eligible(stmt: ast.stmt) -> tuple[list[str], list[str]] | None:
+    """(names bound, names read) by the body of a loop that only computes arrays, or None."""
+    if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and isinstance(stmt.iter, ast.Call)
+            and isinstance(stmt.iter.func, ast.Name) and stmt.iter.func.id == "range" and not stmt.iter.keywords):
+        return None
+    assigned: dict[str, None] = {}
+    loaded: dict[str, None] = {}
+    for s in stmt.body:
+        if isinstance(s, ast.Assign):
+            targets, value = s.targets, s.value
+        elif isinstance(s, ast.AugAssign):
+            targets, value = [s.target], s.value
+        elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+            targets, value = [], s.value
+        elif isinstance(s, ast.Pass):
+            continue
+        else:
+            return None
+        for t in targets:
+            for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                if isinstance(e, ast.Name):
+                    assigned[e.id] = None
+                elif isinstance(e, ast.Subscript) and _rooted(e.value):
+                    if not _pure(e.slice, loaded):
+                        return None
+                    _pure(e.value, loaded)
+                else:
+                    return None
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            loaded[s.target.id] = None
+        if not _pure(value, loaded):
+            return None
+    if stmt.target.id in loaded or stmt.target.id in assigned:
+        return None  # (each iteration's graph would hold another index or value)
+    return list(assigned), [n for n in loaded if n not in assigned]
+
+
+def _rooted(e: ast.expr) -> bool:
+    """``u`` or ``u[...]`` or ``u.T[...]``: an array named by the cell."""
+    while isinstance(e, (ast.Subscript, ast.Attribute)):
+        e = e.value
+    return isinstance(e, ast.Name)
+
+
+def _pure(e: ast.AST, loaded: dict[str, None]) -> bool:
+    for n in ast.walk(e):
+        if not isinstance(n, _EXPRS):
+            return False  # (a lambda, a comprehension, a walrus, a yield, an f-string: not a plain computation)
+        if isinstance(n, ast.Name):
+            loaded[n.id] = None
+        elif isinstance(n, ast.Attribute) and n.attr in _IMPURE:
+            return False
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in _CALLS:
+            return False  # (a function of the cell's, print: what it does is not in the graph)
+    return True
+
+
+# -- the run: units ---------------------------------------------------------------------------------
+
+class _Unit:
+    """A unit's end: the plan that computed it, on which leaves, keeping which values, and where the names
+    the body touches stand (each a kept value's position, or unchanged)."""
+
+    __slots__ = ("tmpl", "leaves", "outs", "refs", "roles", "ops")
+
+    def __init__(self, tmpl: Any, leaves: list, outs: list, refs: list, roles: tuple, ops: int) -> None:
+        self.tmpl, self.leaves, self.outs, self.refs, self.roles, self.ops = tmpl, leaves, outs, refs, roles, ops
+
+    def reads(self, before: "_Unit") -> tuple | None:
+        """Where each of this unit's leaves comes from: the same leaf as ``before``'s (a constant, an input,
+        a value no unit writes), or ``before``'s kept value at a position; None if neither."""
+        if self.tmpl is not before.tmpl or self.ops != before.ops or self.roles != before.roles:
+            return None
+        kept = {ref: o for o, ref in enumerate(before.refs)}
+        rule = []
+        for mine, theirs in zip(self.leaves, before.leaves):
+            if mine is theirs:
+                rule.append(None)
+            else:
+                o = kept.get(mine)
+                if o is None:
+                    return None
+                rule.append(o)
+        return tuple(rule)
+
+
+def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...]) -> Any:
+    """The loop's iterable: itself, or an iterator that fast-forwards it (``_run``)."""
+    from .session import active
+
+    s = active()
+    if s is None or type(iterable) is not range or not enabled() or s.namespace is None or len(iterable) < MIN_ITERATIONS:
+        return iterable
+    return _run(s, iterable, line, assigned, loaded)
+
+
+def _run(s: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...]) -> Iterator[int]:
+    n = len(r)
+    yield r[0]
+    start = s.report.ops
+    yield r[1]
+    per = s.report.ops - start  # (the second iteration's ops: the first may make what later ones update)
+    m = max(1, math.ceil(UNIT_OPS / per)) if per > 0 else 0
+    if n - 2 < (3 + MIN_UNITS) * m + 1:  # (three units traced, then at least MIN_UNITS, then the last iteration)
+        m = 0
+    j = 2  # iterations run
+    units: list[_Unit | None] = []  # the units' ends so far (the first is the first two iterations)
+    rule: tuple | None = None
+    events: tuple | None = None
+    ops = s.report.ops
+    while m and n - j >= MIN_UNITS * m + 1:
+        unit = _end_unit(s, assigned, loaded, events, s.report.ops - ops)
+        if unit is None and any(units):
+            break  # (Python did more than make the graph, where it did not before: it goes on traced)
+        units.append(unit)
+        if len(units) >= 3 and units[-3] is not None and units[-2] is not None and unit is not None:
+            now = unit.reads(units[-2])
+            if now is not None and now == units[-2].reads(units[-3]):
+                rule = now
+                break
+        events, ops = (s.events, fperrors.state()), s.report.ops
+        for _ in range(m):
+            yield r[j]
+            j += 1
+    if rule is not None:
+        ahead = (n - j - 1) // m  # (the last iteration runs as Python: the loop variable ends as NumPy's)
+        _forward(s, units[-1], rule, ahead, line, m, n)  # type: ignore[arg-type]
+        j += ahead * m
+    while j < n:
+        yield r[j]
+        j += 1
+
+
+def _end_unit(s: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], events: tuple | None,
+              ops: int) -> _Unit | None:
+    """Compute the graph the unit made; None where the unit did anything besides making it."""
+    if events is not None and (s.events, fperrors.state()) != events:
+        return None  # (a sync, a call outside the trace, a new input, np.seterr: Python saw or did more)
+    ns = s.namespace
+    lazies: list[tuple[str, LazyArray]] = []
+    for name in assigned:
+        v = dict.get(ns, name)
+        if type(v) is not LazyArray:
+            return None  # (a Python number the body computes: skipping the body would skip it)
+        lazies.append((name, v))
+    for name in loaded:
+        if not dict.__contains__(ns, name):
+            if name in _CALLS and name not in ns.user:
+                continue  # (a builtin)
+            return None
+        v = dict.__getitem__(ns, name)
+        if type(v) is LazyArray:
+            lazies.append((name, v))
+        elif not _plain(v):
+            return None
+    before = {id(v._buf): v._buf.node for _, v in lazies}
+    s.last_eval = None
+    s.keep_eval = True
+    try:
+        s.flush()
+    finally:
+        s.keep_eval = False
+    got, s.last_eval = s.last_eval, None
+    if got is None:
+        return None
+    tmpl, leaves, outs, refs = got
+    kept = [refs.get(o) for o in outs]
+    position = {ref: o for o, ref in enumerate(kept) if ref is not None}
+    roles = []
+    for name, v in lazies:
+        node = v._buf.node
+        o = position.get(node)
+        if o is None and node is not before[id(v._buf)]:
+            return None
+        roles.append((name, v._chain, o))
+    held = {id(v._buf) for _, v in lazies}
+    if any(b.node in position and id(b) not in held for b in s.settled.values()):
+        return None  # (an array no name of the body holds was written: what holds it is not known)
+    return _Unit(tmpl, leaves, outs, kept, tuple(roles), ops)
+
+
+def _plain(v: Any, depth: int = 0) -> bool:
+    """A value the body may read and not change: a number, a string, a numeric array, NumPy itself, a tuple of
+    such (not a generator, a list, a function: what they do or hold is not in the unit's graph)."""
+    from .capture import unwrap_module
+
+    if isinstance(v, abandon.PLAIN) or type(v) is np.ndarray and v.dtype.kind in "biufc":
+        return True
+    if type(v) is tuple:
+        return depth < 3 and all(_plain(x, depth + 1) for x in v)
+    return getattr(unwrap_module(v), "__name__", None) == "numpy"
+
+
+def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n: int) -> None:
+    """Run ``last``'s plan ``units`` times more, each on what the one before computed (``rule``)."""
+    t0 = time.perf_counter()
+    ns, report, tape = s.namespace, s.report, s.tape
+    tmpl, backend = last.tmpl, s.backend
+    leaves, refs = last.leaves, last.refs
+    holders = [(dict.__getitem__(ns, name)._buf, o) for name, _, o in last.roles if o is not None]
+    done = 0
+    for _ in range(units):
+        leaves = [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
+        outs = [s.leaf_for(n) for n in last.outs]
+        with s._made_under(), pending_errstate(False):
+            made = fperrors.modes()
+            tmpl.run(backend, leaves, outs, s.values, report)  # (s.values: a sweep makes it anew)
+        refs = outs
+        report.ops += last.ops
+        done += 1
+        if tape is not None:
+            tape.on_eval(tmpl, leaves, [(o, None) for o in outs], made)
+        for buf, o in holders:
+            buf.node = refs[o]
+        if len(s.values) > s._gc_at:
+            s._collect()
+    s.pending = 0
+    s._collect()
+    elapsed = time.perf_counter() - t0
+    report.times["run"] += elapsed - s._compile_delta()
+    report.loops.append({"line": line, "iterations": done * m, "of": n, "unit": m, "units": done,
+                         "kernels": len(tmpl.plan.kernels), "time": elapsed})

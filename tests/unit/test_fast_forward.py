@@ -1,0 +1,128 @@
+"""Fast-forward (``jupyter_fuse/loops.py``): a loop whose iterations make one graph runs the rest of them as
+that graph's plan, without their Python; everything the user sees stays NumPy's, and the loops it must not
+skip are traced as before."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+import jupyter_fuse
+from jupyter_fuse import loops
+from harness import check
+
+HEAT = ("for n in range(nt):\n    un = u.copy()\n"
+        "    u[1:-1] = un[1:-1] + nu * (un[2:] - 2 * un[1:-1] + un[:-2])\n")
+SETUP = "u = np.linspace(0.0, 1.0, 50) ** 2\nnt = 300\nnu = 0.3\nv = np.arange(50.0)\nt = 0.0\n"
+
+FORWARDED = {
+    "heat": HEAT,
+    "ping-pong": "for t2 in range(nt):\n    v[1:-1] = 0.33 * (u[:-2] + u[1:-1] + u[2:])\n"
+                 "    u[1:-1] = 0.33 * (v[:-2] + v[1:-1] + v[2:])\n",
+    "names rotated": "w = u * 0\nfor k in range(nt):\n    u, v, w = v * 0.5, w + 1.0, u\n",
+    "boundary rows": "g = np.ones((8, 8))\nfor k in range(nt):\n    gn = g.copy()\n"
+                     "    g[1:-1, 1:-1] = 0.25 * (gn[2:, 1:-1] + gn[:-2, 1:-1] + gn[1:-1, 2:] + gn[1:-1, :-2])\n"
+                     "    g[0, :] = 1\n    g[:, -1] = 0\n",
+    "a reduction each step": "for k in range(nt):\n    u = u - u.mean() * nu\n    v += np.abs(u).max()\n",
+    "an else clause": HEAT + "else:\n    done = n\n",
+    "np.roll and np.cumsum (traced)": "for k in range(nt):\n    u = np.roll(u, 1) * 0.5 + np.cumsum(v) * 1e-3\n",
+    "an int accumulator array": "c = np.zeros(50, dtype=np.int64)\nfor k in range(nt):\n"
+                                "    c += (u > 0.5)\n    u = np.where(u > 0.5, u * 0.5, u + 0.1)\n",
+}
+
+
+def _forwarded(source: str, setup: str = SETUP, backend: str = "numpy"):
+    return check(source, setup, backend=backend, cache=False).report
+
+
+@pytest.mark.parametrize("name", list(FORWARDED))
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_a_loop_of_one_graph_is_fast_forwarded_with_numpys_results(name, backend):
+    r = _forwarded(FORWARDED[name], backend=backend)
+    assert r.loops and r.loops[0]["iterations"] > 200, r.loops
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_fast_forwarded_values_are_the_traced_ones_to_the_bit(backend, monkeypatch):
+    """The same plan on the same values: bit for bit what tracing every iteration gives, the same op and
+    kernel counts."""
+    runs = []
+    for on in ("on", "off"):
+        monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", on)
+        ns = {"np": np}
+        exec(SETUP, ns)
+        r = jupyter_fuse.run_cell(HEAT, ns, backend=backend, cache=False)
+        runs.append((ns["u"], r))
+    (a, ra), (b, rb) = runs
+    assert ra.loops and not rb.loops
+    assert a.tobytes() == b.tobytes()
+    assert ra.ops == rb.ops == 300 * 7
+
+
+NOT_FORWARDED = {  # loops it must trace: what their Python does is not in the graph
+    "a float each step": "s = 0.0\nfor k in range(nt):\n    u = u * 0.5 + 1.0\n    s = s + float(u[3])\n",
+    "a Python number": "for k in range(nt):\n    u = u * 0.5 + t\n    t = t + 0.01\n",
+    "a list appended": "h = []\nfor k in range(nt):\n    u = u * 0.5 + 1.0\n    h.append(u)\n",
+    "a random draw": "rng = np.random.default_rng(3)\nfor k in range(nt):\n    u = u + rng.random(50)\n",
+    "an untraced call": "for k in range(nt):\n    u = np.sort(u) * 0.5\n",
+    "a print": "for k in range(nt):\n    u = u * 0.5\n    print(k)\n",
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_FORWARDED))
+def test_a_loop_whose_python_does_more_is_traced(name):
+    r = _forwarded(NOT_FORWARDED[name])
+    assert not r.loops
+
+
+@pytest.mark.parametrize("source", [
+    "for k in range(nt):\n    u[k % 50] = 0.0\n",  # the loop variable: another graph each iteration
+    "def f(x):\n    return x * 0.5\nfor k in range(nt):\n    u = f(u)\n",  # a function of the cell's
+    "for k in range(nt):\n    if k > 3:\n        u = u * 0.5\n",  # a branch
+    "for k in [1, 2, 3]:\n    u = u * 0.5\n",  # not a range
+    "for k in range(nt):\n    u = u * 0.5\n    np.random.seed(1)\n",  # NumPy's generator
+    "for k in range(nt):\n    u = np.array([x * 0.5 for x in u])\n",  # a comprehension
+    "for k in range(nt):\n    obj.x = u\n",  # an attribute
+])
+def test_mark_leaves_loops_alone_whose_body_is_not_only_array_math(source):
+    assert loops.mark(ast.parse(source)) == 0
+
+
+def test_mark_keeps_the_lines_of_the_cell():
+    tree = ast.parse("x = 1\nfor k in range(5):\n    u = u * 0.5\n")
+    assert loops.mark(tree) == 1
+    assert tree.body[1].iter.lineno == 2 and tree.body[1].iter.func.id == loops.NAME
+
+
+def test_a_fast_forwarded_cell_replays_with_numpys_results():
+    """The plan cache records the units it ran: the replay runs them again on the new values."""
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    first = check(HEAT, SETUP, backend="cpu").report
+    assert first.loops
+    second = check(HEAT, SETUP.replace("** 2", "** 3"), backend="cpu").report
+    assert second.cache == "hit"
+
+
+def test_the_loop_variable_and_the_users_array_end_as_numpys():
+    ns = {"np": np}
+    exec(SETUP, ns)
+    user_u = ns["u"]
+    ref = {"np": np}
+    exec(SETUP, ref)
+    r = jupyter_fuse.run_cell(HEAT, ns, backend="cpu", cache=False)
+    exec(HEAT, ref)
+    assert r.loops
+    assert ns["n"] == ref["n"] == 299 and type(ns["n"]) is int
+    assert ns["u"] is user_u  # (written in place, as NumPy writes it)
+    np.testing.assert_array_equal(ns["u"], ref["u"])
+
+
+def test_the_report_says_which_loop_ran_ahead():
+    r = _forwarded(HEAT)
+    (loop,) = r.loops
+    assert loop["line"] == 1 and loop["iterations"] == loop["unit"] * loop["units"]
+    assert "fast-forwarded" in repr(r)
