@@ -183,8 +183,8 @@ def _run(s: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[s
     ops = s.report.ops
     while m and n - j >= MIN_UNITS * m + 1:
         unit = _end_unit(s, assigned, loaded, events, s.report.ops - ops)
-        if unit is None and any(units):
-            break  # (Python did more than make the graph, where it did not before: it goes on traced)
+        if unit is None and (any(units) or len(units) >= 3):
+            break  # (Python did more than make the graph: the loop goes on traced)
         units.append(unit)
         if len(units) >= 3 and units[-3] is not None and units[-2] is not None and unit is not None:
             now = unit.reads(units[-2])
