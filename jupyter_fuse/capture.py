@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import buffers, lazyrandom, loops, views
+from . import buffers, lazyrandom, views
 from .guards import path_text
 from .ir import Node
 from .lazynp import LAZY_NUMPY, LazyModule, LazyUfunc
@@ -212,7 +212,6 @@ class _Builtins(dict):
             self["print"] = _recording_print(ns.session, self["print"])
         if "__build_class__" in self:
             self["__build_class__"] = _recording_build_class(ns.session, self["__build_class__"])
-        self[loops.NAME] = loops.driver  # (the loops ``loops.mark`` wrapped call it)
 
     def __missing__(self, key: str) -> Any:
         return self.ns[key]

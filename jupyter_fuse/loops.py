@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import math
 import os
+import sys
 import time
 from typing import Any, Iterator
 
@@ -33,7 +34,6 @@ from . import abandon, fperrors
 from .fperrors import pending_errstate
 from .trace import LazyArray
 
-NAME = "__jupyter_fuse_loop__"  # the driver, as the marked source calls it (a builtin of the cell: ``capture``)
 UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
 MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
 MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
@@ -56,18 +56,29 @@ def enabled() -> bool:
 # -- the source: which loops -----------------------------------------------------------------------
 
 def mark(tree: ast.Module) -> int:
-    """Wrap the iterable of each top-level ``for NAME in range(...)`` whose body may be fast-forwarded in a call
-    of the driver (``NAME``), with the names the body binds and reads. Returns how many were marked."""
+    """Wrap the iterable of each ``for NAME in range(...)`` of the cell (at its top level, inside its loops and
+    blocks, inside the functions it defines) whose body may be fast-forwarded in a call of ``driver``, with
+    the names the body binds and reads. Returns how many were marked."""
     marked = 0
-    for stmt in tree.body:
+    todo = list(tree.body)
+    while todo:
+        stmt = todo.pop()
         names = _eligible(stmt)
         if names is not None:
             assigned, loaded = names
-            call = ast.Call(ast.Name(NAME, ast.Load()), [stmt.iter, ast.Constant(stmt.lineno),
-                            ast.Constant(tuple(assigned)), ast.Constant(tuple(loaded))], [])
+            # (by import, not by a name of the cell's: a function the cell defines may be called anywhere later)
+            driver = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant(__name__)], []),
+                                   "loops", ast.Load())
+            call = ast.Call(ast.Attribute(driver, "driver", ast.Load()), [
+                stmt.iter, ast.Constant(stmt.lineno), ast.Constant(tuple(assigned)), ast.Constant(tuple(loaded))], [])
             stmt.iter = ast.copy_location(call, stmt.iter)
             ast.fix_missing_locations(stmt)
             marked += 1
+        elif isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef)):
+            for field in ("body", "orelse", "finalbody"):
+                todo.extend(getattr(stmt, field, None) or [])
+            for handler in getattr(stmt, "handlers", None) or []:
+                todo.extend(handler.body)
     return marked
 
 
@@ -134,10 +145,11 @@ class _Unit:
     """A unit's end: the plan that computed it, on which leaves, keeping which values, and where the names
     the body touches stand (each a kept value's position, or unchanged)."""
 
-    __slots__ = ("tmpl", "leaves", "outs", "refs", "roles", "ops")
+    __slots__ = ("tmpl", "leaves", "outs", "refs", "roles", "ops", "held")
 
-    def __init__(self, tmpl: Any, leaves: list, outs: list, refs: list, roles: tuple, ops: int) -> None:
+    def __init__(self, tmpl: Any, leaves: list, outs: list, refs: list, roles: tuple, ops: int, held: list) -> None:
         self.tmpl, self.leaves, self.outs, self.refs, self.roles, self.ops = tmpl, leaves, outs, refs, roles, ops
+        self.held = held  # (a buffer, the kept value's position it holds)
 
     def reads(self, before: "_Unit") -> tuple | None:
         """Where each of this unit's leaves comes from: the same leaf as ``before``'s (a constant, an input,
@@ -164,10 +176,13 @@ def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[st
     s = active()
     if s is None or type(iterable) is not range or not enabled() or s.namespace is None or len(iterable) < MIN_ITERATIONS:
         return iterable
-    return _run(s, iterable, line, assigned, loaded)
+    frame = sys._getframe(1)  # (the loop's: the cell's, or a function's it defines)
+    if frame.f_globals is not s.namespace:
+        return iterable  # (a function of an earlier cell's)
+    return _run(s, frame, iterable, line, assigned, loaded)
 
 
-def _run(s: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...]) -> Iterator[int]:
+def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...]) -> Iterator[int]:
     n = len(r)
     yield r[0]
     start = s.report.ops
@@ -182,7 +197,7 @@ def _run(s: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[s
     events: tuple | None = None
     ops = s.report.ops
     while m and n - j >= MIN_UNITS * m + 1:
-        unit = _end_unit(s, assigned, loaded, events, s.report.ops - ops)
+        unit = _end_unit(s, frame, assigned, loaded, events, s.report.ops - ops)
         if unit is None and (any(units) or len(units) >= 3):
             break  # (Python did more than make the graph: the loop goes on traced)
         units.append(unit)
@@ -204,24 +219,28 @@ def _run(s: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[s
         j += 1
 
 
-def _end_unit(s: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], events: tuple | None,
+def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], events: tuple | None,
               ops: int) -> _Unit | None:
     """Compute the graph the unit made; None where the unit did anything besides making it."""
     if events is not None and (s.events, fperrors.state()) != events:
         return None  # (a sync, a call outside the trace, a new input, np.seterr: Python saw or did more)
     ns = s.namespace
+    local = frame.f_locals if frame.f_code.co_name != "<module>" else None  # (a function's: a snapshot)
     lazies: list[tuple[str, LazyArray]] = []
     for name in assigned:
-        v = dict.get(ns, name)
+        v = local.get(name) if local is not None else dict.get(ns, name)
         if type(v) is not LazyArray:
             return None  # (a Python number the body computes: skipping the body would skip it)
         lazies.append((name, v))
     for name in loaded:
-        if not dict.__contains__(ns, name):
-            if name in _CALLS and name not in ns.user:
-                continue  # (a builtin)
+        if local is not None and name in local:
+            v = local[name]
+        elif dict.__contains__(ns, name):
+            v = dict.__getitem__(ns, name)
+        elif name in _CALLS and name not in ns.user:
+            continue  # (a builtin)
+        else:
             return None
-        v = dict.__getitem__(ns, name)
         if type(v) is LazyArray:
             lazies.append((name, v))
         elif not _plain(v):
@@ -239,17 +258,18 @@ def _end_unit(s: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], events
     tmpl, leaves, outs, refs = got
     kept = [refs.get(o) for o in outs]
     position = {ref: o for o, ref in enumerate(kept) if ref is not None}
-    roles = []
+    roles, held = [], {}
     for name, v in lazies:
         node = v._buf.node
         o = position.get(node)
         if o is None and node is not before[id(v._buf)]:
             return None
         roles.append((name, v._chain, o))
-    held = {id(v._buf) for _, v in lazies}
+        if o is not None:
+            held[id(v._buf)] = (v._buf, o)
     if any(b.node in position and id(b) not in held for b in s.settled.values()):
         return None  # (an array no name of the body holds was written: what holds it is not known)
-    return _Unit(tmpl, leaves, outs, kept, tuple(roles), ops)
+    return _Unit(tmpl, leaves, outs, kept, tuple(roles), ops, list(held.values()))
 
 
 def _plain(v: Any, depth: int = 0) -> bool:
@@ -267,14 +287,13 @@ def _plain(v: Any, depth: int = 0) -> bool:
 def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n: int) -> None:
     """Run ``last``'s plan ``units`` times more, each on what the one before computed (``rule``)."""
     t0 = time.perf_counter()
-    ns, report, tape = s.namespace, s.report, s.tape
+    report, tape = s.report, s.tape
     tmpl, backend = last.tmpl, s.backend
     leaves, refs = last.leaves, last.refs
-    holders = [(dict.__getitem__(ns, name)._buf, o) for name, _, o in last.roles if o is not None]
     done = 0
     for _ in range(units):
         leaves = [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
-        outs = [s.leaf_for(n) for n in last.outs]
+        outs = [s.leaf_for(node) for node in last.outs]
         with s._made_under(), pending_errstate(False):
             made = fperrors.modes()
             tmpl.run(backend, leaves, outs, s.values, report)  # (s.values: a sweep makes it anew)
@@ -283,7 +302,7 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
         done += 1
         if tape is not None:
             tape.on_eval(tmpl, leaves, [(o, None) for o in outs], made)
-        for buf, o in holders:
+        for buf, o in last.held:
             buf.node = refs[o]
         if len(s.values) > s._gc_at:
             s._collect()
@@ -291,5 +310,13 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
     s._collect()
     elapsed = time.perf_counter() - t0
     report.times["run"] += elapsed - s._compile_delta()
+    for e in report.loops:  # (a loop run again, inside another loop or a function called again: one entry)
+        if e["line"] == line and e["unit"] == m and e["kernels"] == len(tmpl.plan.kernels):
+            e["iterations"] += done * m
+            e["of"] += n
+            e["units"] += done
+            e["time"] += elapsed
+            e["runs"] += 1
+            return
     report.loops.append({"line": line, "iterations": done * m, "of": n, "unit": m, "units": done,
-                         "kernels": len(tmpl.plan.kernels), "time": elapsed})
+                         "kernels": len(tmpl.plan.kernels), "time": elapsed, "runs": 1})
