@@ -145,17 +145,22 @@ class _Unit:
     """A unit's end: the plan that computed it, on which leaves, keeping which values, and where the names
     the body touches stand (each a kept value's position, or unchanged)."""
 
-    __slots__ = ("tmpl", "leaves", "outs", "refs", "roles", "ops", "held")
+    __slots__ = ("tmpl", "leaves", "outs", "refs", "roles", "ops", "held", "names")
 
-    def __init__(self, tmpl: Any, leaves: list, outs: list, refs: list, roles: tuple, ops: int, held: list) -> None:
+    def __init__(self, tmpl: Any, leaves: list, outs: list, refs: list, roles: tuple, ops: int, held: list,
+                 names: dict) -> None:
         self.tmpl, self.leaves, self.outs, self.refs, self.roles, self.ops = tmpl, leaves, outs, refs, roles, ops
-        self.held = held  # (a buffer, the kept value's position it holds)
+        self.held = held  # (a buffer, "out" or "prev", a kept value's position): what a unit run ahead writes
+        self.names = names  # name -> (its buffer, the node it holds) at the unit's end
 
     def reads(self, before: "_Unit") -> tuple | None:
         """Where each of this unit's leaves comes from: the same leaf as ``before``'s (a constant, an input,
         a value no unit writes), or ``before``'s kept value at a position; None if neither."""
-        if self.tmpl is not before.tmpl or self.ops != before.ops or self.roles != before.roles:
+        if self.tmpl is not before.tmpl or self.ops != before.ops or self.roles != before.roles \
+                or any(r[2] == "?" for r in self.roles):
             return None
+        if any(kind == "prev" and self.refs[o] is None for _, kind, o in self.held):
+            return None  # (a name holds what the unit before kept, which this unit keeps nowhere)
         kept = {ref: o for o, ref in enumerate(before.refs)}
         rule = []
         for mine, theirs in zip(self.leaves, before.leaves):
@@ -197,7 +202,7 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
     events: tuple | None = None
     ops = s.report.ops
     while m and n - j >= MIN_UNITS * m + 1:
-        unit = _end_unit(s, frame, assigned, loaded, events, s.report.ops - ops)
+        unit = _end_unit(s, frame, assigned, loaded, events, s.report.ops - ops, units[-1] if units else None)
         if unit is None and (any(units) or len(units) >= 3):
             break  # (Python did more than make the graph: the loop goes on traced)
         units.append(unit)
@@ -220,7 +225,7 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
 
 
 def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], events: tuple | None,
-              ops: int) -> _Unit | None:
+              ops: int, prev: _Unit | None) -> _Unit | None:
     """Compute the graph the unit made; None where the unit did anything besides making it."""
     if events is not None and (s.events, fperrors.state()) != events:
         return None  # (a sync, a call outside the trace, a new input, np.seterr: Python saw or did more)
@@ -245,7 +250,6 @@ def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, 
             lazies.append((name, v))
         elif not _plain(v):
             return None
-    before = {id(v._buf): v._buf.node for _, v in lazies}
     s.last_eval = None
     s.keep_eval = True
     try:
@@ -258,18 +262,31 @@ def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, 
     tmpl, leaves, outs, refs = got
     kept = [refs.get(o) for o in outs]
     position = {ref: o for o, ref in enumerate(kept) if ref is not None}
-    roles, held = [], {}
+    # each name's value: a value this unit kept, one the unit before kept, or the one it held then; in the
+    # buffer it had then or in a new one (``un = u.copy()``), never in another name's (``A, B = B, A``: which
+    # of the user's arrays a name ends in would depend on how many iterations ran)
+    earlier = {ref: o for o, ref in enumerate(prev.refs) if ref is not None} if prev is not None else {}
+    owners = {id(buf) for buf, _ in prev.names.values()} if prev is not None else set()
+    roles, held, names = [], {}, {}
     for name, v in lazies:
-        node = v._buf.node
-        o = position.get(node)
-        if o is None and node is not before[id(v._buf)]:
-            return None
-        roles.append((name, v._chain, o))
-        if o is not None:
-            held[id(v._buf)] = (v._buf, o)
-    if any(b.node in position and id(b) not in held for b in s.settled.values()):
-        return None  # (an array no name of the body holds was written: what holds it is not known)
-    return _Unit(tmpl, leaves, outs, kept, tuple(roles), ops, list(held.values()))
+        buf = v._buf
+        node = names.setdefault(name, (buf, buf.node))[1]
+        if node in position:
+            role = ("out", position[node])
+        elif node in earlier:
+            role = ("prev", earlier[node])
+        elif prev is not None and prev.names.get(name, (None, None))[1] is node:
+            role = ("same", None)
+        else:
+            role = ("?", None)  # (no unit before to tell: this unit only serves as the one before)
+        if prev is not None:
+            was = prev.names.get(name, (None,))[0]
+            if buf is not was and (id(buf) in owners or buf.origin is not None):
+                return None
+        roles.append((name, v._chain, *role))
+        if role[0] in ("out", "prev"):
+            held[id(buf)] = (buf, *role)
+    return _Unit(tmpl, leaves, outs, kept, tuple(roles), ops, list(held.values()), names)
 
 
 def _plain(v: Any, depth: int = 0) -> bool:
@@ -297,13 +314,13 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
         with s._made_under(), pending_errstate(False):
             made = fperrors.modes()
             tmpl.run(backend, leaves, outs, s.values, report)  # (s.values: a sweep makes it anew)
-        refs = outs
+        refs, earlier = outs, refs
         report.ops += last.ops
         done += 1
         if tape is not None:
             tape.on_eval(tmpl, leaves, [(o, None) for o in outs], made)
-        for buf, o in last.held:
-            buf.node = refs[o]
+        for buf, kind, o in last.held:
+            buf.node = refs[o] if kind == "out" else earlier[o]
         if len(s.values) > s._gc_at:
             s._collect()
     s.pending = 0

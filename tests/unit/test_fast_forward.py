@@ -144,3 +144,18 @@ def test_a_function_the_cell_defined_runs_its_loop_later_outside_a_cell():
     exec(src, ref)
     np.testing.assert_array_equal(ns["y"], ref["y"])
     np.testing.assert_array_equal(ns["smooth"](np.arange(50.0), 30), ref["smooth"](np.arange(50.0), 30))
+
+
+@pytest.mark.parametrize("unit_ops", [1, 2, 48])  # (units of one, two, many iterations)
+@pytest.mark.parametrize("source", [
+    "for k in range(nt):\n    B[:] = 0.5 * A + 1.0\n    A, B = B, A\n",  # the user's arrays swap names
+    "old = u * 1\nfor k in range(nt):\n    old, u = u, 0.5 * (u + old)\n",  # a name holds the step before's value
+    "for k in range(nt):\n    v[1:] = u[:-1]\n    u, v = v * 1, u\n",
+])
+def test_names_that_swap_arrays_end_as_numpys(source, unit_ops, monkeypatch):
+    """Which array a name ends in depends on how many iterations ran: a unit run ahead keeps each name's
+    buffer, so a loop whose names trade buffers between units is not run ahead (with units of an even number of
+    iterations it is), and a name holding the unit before's value gets it."""
+    monkeypatch.setattr(loops, "UNIT_OPS", unit_ops)
+    check(source, SETUP.replace("nt = 300", "nt = 301") + "A = np.arange(50.0)\nB = np.ones(50)\n",  # (an odd count)
+          backend="numpy", cache=False)
