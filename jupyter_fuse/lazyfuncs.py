@@ -110,7 +110,9 @@ def ptp(a: Any, axis: Any = None, out: Any = None, **kw: Any) -> Any:
     a = _lazy(a)
     if out is not None or a.dtype.kind == "b" or set(kw) - {"keepdims"}:
         raise Unsupported("np.ptp with out= or of booleans")
-    return _TRACED["max"](a, axis, **kw) - _TRACED["min"](a, axis, **kw)
+    # (the ufunc, not the operator: of two integer scalars the operator is Python's scalar math, which raises an
+    # overflow under np.errstate(over='raise'); NumPy's subtract wraps, as on arrays)
+    return elementwise("subtract", [_TRACED["max"](a, axis, **kw), _TRACED["min"](a, axis, **kw)])
 
 
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Any:

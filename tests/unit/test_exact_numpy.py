@@ -650,7 +650,10 @@ def test_a_scan_in_a_loop_is_a_kernel_of_the_step_not_a_call_outside_the_trace()
        "X, Y = np.meshgrid(v * 2, v, copy=False)", "g = np.meshgrid()", "X, Y = np.meshgrid(A * 1, v)\nX[0, 0] = 9.0",
        "x = np.linspace(-2.0, 1.0, 7)\nX, Y = np.meshgrid(x, x[:5])\nZ = X ** 2 + Y ** 2",
        "r = np.tile(np.zeros((0, 3)) * 1, (2, 1))",
-       "r = np.average(np.zeros((2, 0), np.int8) * 1, axis=0)")
+       "r = np.average(np.zeros((2, 0), np.int8) * 1, axis=0)",
+       # (ptp's subtraction is the ufunc's, which wraps: not the scalar operator, which raises here)
+       "W = np.array([2**62, -2**62, 5])\nwith np.errstate(over='raise'):\n    r = np.ptp(W * 1)",
+       "W = np.array([[2**62], [-2**62]])\nwith np.errstate(over='raise'):\n    r = np.ptp(W[::-1], axis=0)")
 def test_functions_numpy_writes_in_numpy_are_traced_as_it_writes_them(source, opts):
     """np.average (no weights), ptp, nan_to_num, tril/triu, column_stack, isclose/allclose, tile, repeat and
     .trace(): the ops NumPy's own Python makes, in its order; other arguments run as NumPy."""
