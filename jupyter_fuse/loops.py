@@ -4,19 +4,21 @@ Tracing costs ~15 us an op where NumPy takes ~1 us on a small array, so a traced
 thousand small ops costs tens of NumPy's times whatever the kernels do. But most loops a notebook
 runs (``for n in range(nt): un = u.copy(); u[1:-1] = ...``) make the same graph every iteration.
 
-So a top-level ``for NAME in range(...)`` whose body only computes arrays (``mark`` checks its
-source) has its iterations taken in units of a few (``UNIT_OPS`` ops or more): the graph is computed
-at the end of each unit. Once two units in a row have made graphs of one plan (``plans.Template``),
-read what the unit before them left in the same places, and left the same names holding the same
-values (``_Unit.follows``), the plan is run for the units left, each on what the last one computed,
-without running their Python: no trace, no plan; the loop's last iterations are traced as usual.
+So a ``for NAME in range(...)`` (of the cell, inside its loops, inside the functions it defines) whose
+body only computes arrays (``mark`` checks its source) has its iterations taken in units of a few
+(``UNIT_OPS`` ops or more): the graph is computed at the end of each unit. Once a unit has made a graph
+of the plan (``plans.Template``) of the unit before it, read what that unit kept or what it read itself,
+and left each name holding the same kind of value in the same buffer (``_Unit.reads``), the plan is run
+for the units left, each on what the last one computed, without running their Python: no trace, no
+plan; the loop's last iterations are traced as usual.
 
-That is only right where the body's Python does nothing but build that graph; ``mark`` lets
-through only assignments of names and subscripts and calls of NumPy; at run time every unit checks
-that nothing but the unit's own graph was computed in it (no sync, no call outside the trace, no
-new input), that every name the body binds holds a lazy array and every name it reads is plain
-data, and that NumPy's error state did not change. Where any of that fails the loop runs on, traced
-as usual. ``JUPYTER_FUSE_FASTFORWARD=off`` turns it off.
+That is only right where the body's Python does nothing but build that graph, which the graph's values
+cannot change (its shapes and dtypes are the plan's): ``mark`` lets through only assignments of names
+and subscripts and calls of NumPy; at run time every unit checks that nothing but the unit's own graph
+was computed in it (no sync, no call outside the trace, no new input), that every name the body binds
+holds a lazy array and every name it reads is plain data, that no name took over another's array (the
+user's arrays swapped by name), and that NumPy's error state did not change. Where any of that fails
+the loop runs on, traced as usual. ``JUPYTER_FUSE_FASTFORWARD=off`` turns it off.
 """
 
 from __future__ import annotations
@@ -194,7 +196,7 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
     yield r[1]
     per = s.report.ops - start  # (the second iteration's ops: the first may make what later ones update)
     m = max(1, math.ceil(UNIT_OPS / per)) if per > 0 else 0
-    if n - 2 < (3 + MIN_UNITS) * m + 1:  # (three units traced, then at least MIN_UNITS, then the last iteration)
+    if n - 2 < (2 + MIN_UNITS) * m + 1:  # (two units traced, then at least MIN_UNITS, then the last iteration)
         m = 0
     j = 2  # iterations run
     units: list[_Unit | None] = []  # the units' ends so far (the first is the first two iterations)
@@ -206,10 +208,9 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
         if unit is None and (any(units) or len(units) >= 3):
             break  # (Python did more than make the graph: the loop goes on traced)
         units.append(unit)
-        if len(units) >= 3 and units[-3] is not None and units[-2] is not None and unit is not None:
-            now = unit.reads(units[-2])
-            if now is not None and now == units[-2].reads(units[-3]):
-                rule = now
+        if len(units) >= 2 and units[-2] is not None and unit is not None:
+            rule = unit.reads(units[-2])
+            if rule is not None:
                 break
         events, ops = (s.events, fperrors.state()), s.report.ops
         for _ in range(m):
