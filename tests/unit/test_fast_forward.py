@@ -40,11 +40,12 @@ FORWARDED = {
 
 
 def _forwarded(source: str, setup: str = SETUP, backend: str = "numpy"):
-    return check(source, setup, backend=backend, cache=False).report
+    opts = {"backend": "cupy", "dry_run": True} if backend == "cupy-dry" else {"backend": backend}
+    return check(source, setup, cache=False, **opts).report
 
 
 @pytest.mark.parametrize("name", list(FORWARDED))
-@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+@pytest.mark.parametrize("backend", ["numpy", "cpu", "cupy-dry"])
 def test_a_loop_of_one_graph_is_fast_forwarded_with_numpys_results(name, backend):
     r = _forwarded(FORWARDED[name], backend=backend)
     assert r.loops and all(loop["iterations"] > 200 for loop in r.loops), r.loops
