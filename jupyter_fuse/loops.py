@@ -33,7 +33,6 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import abandon, fperrors
-from .fperrors import pending_errstate
 from .trace import LazyArray
 
 UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
@@ -306,15 +305,13 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
     """Run ``last``'s plan ``units`` times more, each on what the one before computed (``rule``)."""
     t0 = time.perf_counter()
     report, tape = s.report, s.tape
-    tmpl, backend = last.tmpl, s.backend
+    tmpl = last.tmpl
     leaves, refs = last.leaves, last.refs
     done = 0
     for _ in range(units):
         leaves = [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
         outs = [s.leaf_for(node) for node in last.outs]
-        with s._made_under(), pending_errstate(False):
-            made = fperrors.modes()
-            tmpl.run(backend, leaves, outs, s.values, report)  # (s.values: a sweep makes it anew)
+        made = s.run_plan(tmpl, leaves, outs)
         refs, earlier = outs, refs
         report.ops += last.ops
         done += 1

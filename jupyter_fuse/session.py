@@ -421,9 +421,7 @@ class Session:
                 self._note_bound(tmpl, frame)
             t1 = time.perf_counter()
             self.report.times["plan"] += t1 - t0
-            with self._made_under(), pending_errstate(errors):
-                made = fperrors.modes()  # (what a replay runs this plan under)
-                tmpl.run(self.backend, leaves, outs, values, self.report)
+            made = self.run_plan(tmpl, leaves, outs, errors)
             self.report.times["run"] += time.perf_counter() - t1 - self._compile_delta()
             if live is not None and all(n in values for n in live):
                 # nothing is pending any more: the bound counts afresh from this sync. A loop's sync each
@@ -447,6 +445,14 @@ class Session:
             result = [values[n] for n in nodes]
         self._sync = None
         return result
+
+    def run_plan(self, tmpl: Any, leaves: list[Node], outs: list[Node], errors: bool = False) -> dict:
+        """Run ``tmpl`` on computed ``leaves`` (its kept values under ``outs``), under the error state the pending
+        ops were made in; returns those modes (what a replay runs the plan under)."""
+        with self._made_under(), pending_errstate(errors):
+            made = fperrors.modes()
+            tmpl.run(self.backend, leaves, outs, self.values, self.report)
+        return made
 
     def _template(self, frame: list[Node], missing: list[Node], final: bool) -> tuple[Any, bool]:
         """The plan for this graph: made before for a graph of this structure, or made now."""
