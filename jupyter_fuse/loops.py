@@ -32,7 +32,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import abandon, fperrors
+from . import abandon, fperrors, program
+from .backends import compiler
 from .trace import LazyArray
 
 UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
@@ -302,36 +303,148 @@ def _plain(v: Any, depth: int = 0) -> bool:
 
 
 def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n: int) -> None:
-    """Run ``last``'s plan ``units`` times more, each on what the one before computed (``rule``)."""
+    """Run ``last``'s plan ``units`` times more, each on what the one before computed (``rule``): as one
+    compiled program where the backend makes one and it is ready (``_program``), else launch by launch."""
     t0 = time.perf_counter()
     report, tape = s.report, s.tape
+    run0 = report.times["run"]  # (a program's run adds its own time: the whole of it is said once, below)
     tmpl = last.tmpl
-    leaves, refs = last.leaves, last.refs
-    done = 0
-    for _ in range(units):
-        leaves = [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
-        outs = [s.leaf_for(node) for node in last.outs]
-        made = s.run_plan(tmpl, leaves, outs)
-        refs, earlier = outs, refs
-        report.ops += last.ops
-        done += 1
-        if tape is not None:
-            tape.on_eval(tmpl, leaves, [(o, None) for o in outs], made)
-        for buf, kind, o in last.held:
-            buf.node = refs[o] if kind == "out" else earlier[o]
-        if len(s.values) > s._gc_at:
-            s._collect()
+    blk, how = _program(s, last, rule, units, line)
+    if blk is not None:
+        refs = _run_program(s, last, rule, units, blk)
+        for buf, _, o in last.held:  # (no "prev": ``_program``)
+            buf.node = refs[o]
+    else:
+        leaves, refs = last.leaves, last.refs
+        for _ in range(units):
+            leaves = [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
+            outs = [s.leaf_for(node) for node in last.outs]
+            made = s.run_plan(tmpl, leaves, outs)
+            refs, earlier = outs, refs
+            if tape is not None:
+                tape.on_eval(tmpl, leaves, [(o, None) for o in outs], made)
+            for buf, kind, o in last.held:
+                buf.node = refs[o] if kind == "out" else earlier[o]
+            if len(s.values) > s._gc_at:
+                s._collect()
+    report.ops += last.ops * units
     s.pending = 0
     s._collect()
     elapsed = time.perf_counter() - t0
-    report.times["run"] += elapsed - s._compile_delta()
+    report.times["run"] = run0 + elapsed - s._compile_delta()
     for e in report.loops:  # (a loop run again, inside another loop or a function called again: one entry)
         if e["line"] == line and e["unit"] == m and e["kernels"] == len(tmpl.plan.kernels):
-            e["iterations"] += done * m
+            e["iterations"] += units * m
             e["of"] += n
-            e["units"] += done
+            e["units"] += units
             e["time"] += elapsed
             e["runs"] += 1
+            e["how"] = how if how == "compiled" or e["how"] != "compiled" else how
             return
-    report.loops.append({"line": line, "iterations": done * m, "of": n, "unit": m, "units": done,
-                         "kernels": len(tmpl.plan.kernels), "time": elapsed, "runs": 1})
+    report.loops.append({"line": line, "iterations": units * m, "of": n, "unit": m, "units": units,
+                         "kernels": len(tmpl.plan.kernels), "time": elapsed, "runs": 1, "how": how})
+
+
+# -- the units run ahead as one compiled program ----------------------------------------------------
+
+class _Compiled:
+    """A fast-forward's units as one compiled program: its block (``program.unit_loop``), the position among
+    the first unit's leaves of each of the block's inputs, and the kept values it hands back (the last unit's,
+    as the nodes it was made of). Made, and compiled, in the background where compiles run there."""
+
+    __slots__ = ("tmpl", "backend", "blk", "job", "index", "outs")
+
+    def __init__(self, tmpl: Any, backend: Any) -> None:
+        self.tmpl, self.backend = tmpl, backend
+        self.blk: Any = None  # (set last: the cell reads it once the job is done)
+        self.job: Any = None
+        self.index: list[int] = []
+        self.outs: list = []
+
+    def make(self, first: list, outs_a: list, outs_b: list, rule: tuple, units: int, line: int, now: bool) -> None:
+        second = [leaf if o is None else outs_a[o] for leaf, o in zip(first, rule)]
+        blk = program.unit_loop(self.backend, self.tmpl, (first, outs_a), (second, outs_b), units)
+        if blk is None:
+            return
+        blk.source, blk.fn = self.backend.compile_program(blk)
+        program.name_block(blk, f"loop{line}")
+        if now:
+            self.backend.compile_block(blk)
+        where: dict = {}
+        for i, n in enumerate(first):
+            where.setdefault(n, i)
+        self.index, self.outs = [where[n] for _, n in blk.inputs], outs_b
+        self.blk = blk
+
+
+# (id of the plan, id of the backend, rule, units, the first unit's leaves' pattern and layouts) -> its program
+_PROGRAMS: dict[tuple, _Compiled] = {}
+MAX_PROGRAMS = 64
+
+
+def _program(s: Any, last: _Unit, rule: tuple, units: int, line: int) -> tuple[_Compiled | None, str]:
+    """The ``units`` runs of ``last``'s plan as one compiled program (``program.unit_loop``: a loop around
+    one run's kernels, its arrays carried from run to run), or None: launch by launch. Made once per plan,
+    rule and count; in the background where compiles run there (``backends/compiler.py``: numba is not even
+    imported by a first run), used once ready. Launching costs microseconds of Python a kernel, where a small
+    array's kernel runs in under one: a program saves most of a fast-forwarded loop's time. Not where
+    floating-point errors raise (compiled code raises none), nor where a name holds what the unit before kept
+    (a program hands back the last unit's values only). Also how the units ran: "compiled", "compiling"
+    (launch by launch while numba compiles the program), or ""."""
+    backend, tmpl = s.backend, last.tmpl
+    if getattr(backend, "compile_block", None) is None or units * len(tmpl.plan.kernels) < program.MIN_LAUNCHES \
+            or any(kind == "prev" for _, kind, _ in last.held) or fperrors.errors_raise() \
+            or any(n.layout is not None for n in last.outs):  # (a program hands back C-ordered arrays)
+        return None, ""
+    first = [leaf if o is None else last.refs[o] for leaf, o in zip(last.leaves, rule)]
+    seen: dict = {}
+    key = (id(tmpl), id(backend), rule, units, tuple(seen.setdefault(n, i) for i, n in enumerate(first)),
+           tuple(n.layout for n in first))
+    got = _PROGRAMS.get(key)
+    if got is None or got.tmpl is not tmpl or got.backend is not backend:
+        if len(_PROGRAMS) >= MAX_PROGRAMS:
+            del _PROGRAMS[next(iter(_PROGRAMS))]
+        got = _PROGRAMS[key] = _Compiled(tmpl, backend)
+        outs_a, outs_b = [s.leaf_for(n) for n in last.outs], [s.leaf_for(n) for n in last.outs]  # (two units' values)
+        if compiler.background():
+            got.job = compiler.submit(("fast-forward", id(got)),
+                                      lambda: got.make(first, outs_a, outs_b, rule, units, line, True))
+        else:  # (numba compiles it at its first call)
+            try:
+                got.make(first, outs_a, outs_b, rule, units, line, False)
+            except Exception:  # noqa: BLE001 - the units launch one by one, as they did
+                if os.environ.get("JUPYTER_FUSE_STRICT") or os.environ.get("JUPYTER_FUSE_DEBUG"):
+                    raise
+    if got.job is not None:
+        if not got.job.done.is_set():
+            return None, "compiling"
+        if got.job.error is not None:
+            got.blk = None
+        got.job = None
+    return (got, "compiled") if got.blk is not None else (None, "")
+
+
+def _run_program(s: Any, last: _Unit, rule: tuple, units: int, got: _Compiled) -> list:
+    """Run the program (``_program``) on the values ``last`` left; returns the last unit's kept values (new
+    leaves). The plan cache's tape records each unit, as if launched one by one."""
+    tmpl, blk, index, outs_b = got.tmpl, got.blk, got.index, got.outs
+    values = s.values
+    first = [leaf if o is None else last.refs[o] for leaf, o in zip(last.leaves, rule)]
+    local = {node: values[first[i]] for (_, node), i in zip(blk.inputs, index)}
+    names = [k.name for k in tmpl.plan.kernels]  # (a plan shared between cells: named in each cell anew)
+    if [e["name"] for e, _ in blk.launches] != names:
+        blk.launches = [(dict(e, name=name), count) for (e, count), name in zip(blk.launches, names)]
+    with s._made_under(), fperrors.pending_errstate(False):
+        made = fperrors.modes()
+        program.run_block(blk, local, s.report, lambda node, vals: vals[node])
+    tape = s.tape
+    leaves, refs = first, []
+    for u in range(units if tape is not None else 1):
+        if u:
+            leaves = [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
+        refs = [s.leaf_for(node) for node in last.outs]
+        if tape is not None:
+            tape.on_eval(tmpl, leaves, [(o, None) for o in refs], made)
+    for node, mine in zip(refs, outs_b):
+        values[node] = local[mine]
+    return refs

@@ -239,7 +239,11 @@ def loop_text(loop: dict[str, Any]) -> str:
             f"{f' (over {runs} runs of the loop)' if runs > 1 else ''} fast-forwarded: each "
             f"{loop['unit']} iteration{'s' * (loop['unit'] != 1)} made one graph, so its plan "
             f"({fmt.plural(loop['kernels'], 'kernel')}) ran {fmt.count(loop['units'])} times more without "
-            f"the loop's Python, in {fmt.seconds(loop['time'])}")
+            f"the loop's Python{_HOW.get(loop.get('how', ''), '')}, in {fmt.seconds(loop['time'])}")
+
+
+_HOW = {"compiled": ", as one compiled program (a loop around its kernels)",
+        "compiling": ", kernel by kernel while numba compiles them as one program"}
 
 
 def cache_phrase(d: dict[str, Any]) -> str:

@@ -160,3 +160,52 @@ def test_names_that_swap_arrays_end_as_numpys(source, unit_ops, monkeypatch):
     monkeypatch.setattr(loops, "UNIT_OPS", unit_ops)
     check(source, SETUP.replace("nt = 300", "nt = 301") + "A = np.arange(50.0)\nB = np.ones(50)\n",  # (an odd count)
           backend="numpy", cache=False)
+
+
+# -- the units run ahead as one compiled program (cpu backend) --------------------------------------
+
+def _heat_run(backend: str = "cpu"):
+    ns = {"np": np}
+    exec(SETUP, ns)
+    return ns, jupyter_fuse.run_cell(HEAT, ns, backend=backend, cache=False)
+
+
+def test_units_run_ahead_as_one_compiled_program_to_the_bit(monkeypatch):
+    """A loop around one unit's kernels, its arrays carried from unit to unit: the values, op and kernel
+    counts of launching every kernel, and the report says so."""
+    ns, r = _heat_run()
+    monkeypatch.setattr(loops, "_program", lambda *a: (None, ""))  # (launch by launch)
+    ns2, r2 = _heat_run()
+    (loop,) = r.loops
+    assert loop["how"] == "compiled" and r2.loops[0]["how"] == ""
+    assert ns["u"].tobytes() == ns2["u"].tobytes()
+    assert (r.ops, r.kernels) == (r2.ops, r2.kernels)
+    (prog,) = [k for k in r.kernel_list if k.get("kind") == "program"]
+    assert prog["name"] == "loop1" and "as one compiled program" in repr(r)
+
+
+def test_a_compiled_fast_forward_replays_and_its_plan_rolls():
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    first = check(HEAT, SETUP, backend="cpu").report
+    assert first.loops[0]["how"] == "compiled"
+    again = check(HEAT, SETUP.replace("** 2", "** 3"), backend="cpu").report
+    assert again.cache == "hit" and again.program.startswith("compiled: 300 iterations of")
+
+
+def test_a_compiled_fast_forward_waits_for_its_background_compile(monkeypatch):
+    """Where compiles run in the background, the units launch one by one until the program is compiled."""
+    from jupyter_fuse.backends import compiler
+
+    monkeypatch.setenv("JUPYTER_FUSE_COMPILE", "background")
+    monkeypatch.setattr(loops, "_PROGRAMS", {})
+    ns = {"np": np}
+    exec(SETUP, ns)
+    with compiler.cell_running():
+        r = jupyter_fuse.run_cell(HEAT, ns, backend="cpu", cache=False)
+    assert r.loops[0]["how"] == "compiling" and "while numba compiles" in repr(r)
+    assert compiler.wait(120)
+    ns, r = _heat_run()
+    assert r.loops[0]["how"] == "compiled"
+
