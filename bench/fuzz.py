@@ -51,13 +51,14 @@ def main() -> int:
                          "iterations on), and count the loops it ran ahead")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    forwarded = [0]
+    forwarded = [0, 0]  # loops fast-forwarded, of them as one compiled program
     if args.fast_forward_all:
         from jupyter_fuse import loops
 
-        loops.UNIT_OPS, loops.MIN_UNITS, loops.MIN_ITERATIONS = 1, 1, 2
-        real_forward = loops._forward
+        loops.UNIT_OPS, loops.MIN_UNITS, loops.MIN_ITERATIONS, loops.MIN_PROGRAM_LAUNCHES = 1, 1, 2, 1
+        real_forward, real_program = loops._forward, loops._run_program
         loops._forward = lambda *a: forwarded.__setitem__(0, forwarded[0] + 1) or real_forward(*a)
+        loops._run_program = lambda *a: forwarded.__setitem__(1, forwarded[1] + 1) or real_program(*a)
 
     t0 = time.perf_counter()
     found: list[Deviation] = []
@@ -79,7 +80,8 @@ def main() -> int:
     cats = collections.Counter(d.category for d in found)
     print(f"\nbackend {args.backend}: {args.n} {'loop ' * (args.kind == 'loops')}programs (seeds {args.seed}..{args.seed + args.n - 1}), {runs} runs "
           f"({hits} plan-cache replays), {raising} programs end in NumPy's exception, "
-          f"{time.perf_counter() - t0:.0f} s" + (f", {forwarded[0]} loops fast-forwarded" if args.fast_forward_all else ""))
+          f"{time.perf_counter() - t0:.0f} s" + (f", {forwarded[0]} loops fast-forwarded ({forwarded[1]} as one compiled program)"
+                                                        if args.fast_forward_all else ""))
     for cat, n in sorted(cats.items()):
         print(f"  {n:5d}  {cat}")
     if not cats:

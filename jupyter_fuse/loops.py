@@ -39,6 +39,8 @@ from .trace import LazyArray
 UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
 MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
 MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
+# kernel launches of the units run ahead from which they run as one compiled program (as a replay's, ``program.py``)
+MIN_PROGRAM_LAUNCHES = 32
 
 # calls a body may make by a bare name (builtins that compute; a float() or the like is a sync, seen at run time)
 _CALLS = {"abs", "min", "max", "round", "pow", "len", "range", "float", "int", "bool", "complex", "sum"}
@@ -392,7 +394,7 @@ def _program(s: Any, last: _Unit, rule: tuple, units: int, line: int) -> tuple[_
     (a program hands back the last unit's values only). Also how the units ran: "compiled", "compiling"
     (launch by launch while numba compiles the program), or ""."""
     backend, tmpl = s.backend, last.tmpl
-    if getattr(backend, "compile_block", None) is None or units * len(tmpl.plan.kernels) < program.MIN_LAUNCHES \
+    if getattr(backend, "compile_block", None) is None or units * len(tmpl.plan.kernels) < MIN_PROGRAM_LAUNCHES \
             or any(kind == "prev" for _, kind, _ in last.held) or fperrors.errors_raise() \
             or any(n.layout is not None for n in last.outs):  # (a program hands back C-ordered arrays)
         return None, ""
