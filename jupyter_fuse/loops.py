@@ -391,12 +391,14 @@ def _program(s: Any, last: _Unit, rule: tuple, units: int, line: int) -> tuple[_
     imported by a first run), used once ready. Launching costs microseconds of Python a kernel, where a small
     array's kernel runs in under one: a program saves most of a fast-forwarded loop's time. Not where
     floating-point errors raise (compiled code raises none), nor where a name holds what the unit before kept
-    (a program hands back the last unit's values only). Also how the units ran: "compiled", "compiling"
+    (a program hands back the last unit's values only), nor where the user asked for kernels one by one
+    (``compile_plan=False``, ``%%fuse --no-compile-plan``). Also how the units ran: "compiled", "compiling"
     (launch by launch while numba compiles the program), or ""."""
     backend, tmpl = s.backend, last.tmpl
     if getattr(backend, "compile_block", None) is None or units * len(tmpl.plan.kernels) < MIN_PROGRAM_LAUNCHES \
             or any(kind == "prev" for _, kind, _ in last.held) or fperrors.errors_raise() \
-            or any(n.layout is not None for n in last.outs):  # (a program hands back C-ordered arrays)
+            or any(n.layout is not None for n in last.outs) \
+            or not s.report.options.get("compile_plan", True):  # (C-ordered arrays back; --no-compile-plan)
         return None, ""
     first = [leaf if o is None else last.refs[o] for leaf, o in zip(last.leaves, rule)]
     seen: dict = {}

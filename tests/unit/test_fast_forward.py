@@ -184,6 +184,13 @@ def test_units_run_ahead_as_one_compiled_program_to_the_bit(monkeypatch):
     assert prog["name"] == "loop1" and "as one compiled program" in repr(r)
 
 
+def test_no_compile_plan_runs_the_units_kernel_by_kernel():
+    ns = {"np": np}
+    exec(SETUP, ns)
+    r = jupyter_fuse.run_cell(HEAT, ns, backend="cpu", cache=False, compile_plan=False)
+    assert r.loops and r.loops[0]["how"] == "" and not any(k.get("kind") == "program" for k in r.kernel_list)
+
+
 def test_a_compiled_fast_forward_replays_and_its_plan_rolls():
     from jupyter_fuse.cache import PLAN_CACHE
 
