@@ -379,7 +379,7 @@ class _Compiled:
         self.blk = blk
 
 
-# (id of the plan, id of the backend, rule, units, the first unit's leaves' pattern and layouts) -> its program
+# (id of the plan, id of the backend, rule, units, the first unit's leaves' pattern, layouts and constants) -> its program
 _PROGRAMS: dict[tuple, _Compiled] = {}
 MAX_PROGRAMS = 64
 
@@ -403,7 +403,8 @@ def _program(s: Any, last: _Unit, rule: tuple, units: int, line: int) -> tuple[_
     first = [leaf if o is None else last.refs[o] for leaf, o in zip(last.leaves, rule)]
     seen: dict = {}
     key = (id(tmpl), id(backend), rule, units, tuple(seen.setdefault(n, i) for i, n in enumerate(first)),
-           tuple(n.layout for n in first))
+           tuple(n.layout for n in first), tuple(n.params for n in first if n.op == "const"))  # (the program
+    # passes the float constants it was made with: another value of ``c`` in ``u += c * v``, another program)
     got = _PROGRAMS.get(key)
     if got is None or got.tmpl is not tmpl or got.backend is not backend:
         if len(_PROGRAMS) >= MAX_PROGRAMS:

@@ -184,6 +184,14 @@ def test_units_run_ahead_as_one_compiled_program_to_the_bit(monkeypatch):
     assert prog["name"] == "loop1" and "as one compiled program" in repr(r)
 
 
+def test_a_compiled_fast_forward_passes_this_runs_constants():
+    """The program is made once per plan; a float constant is a value of the run (``nu``), not of the plan:
+    another ``nu`` computes with its own (bench/fuzz.py --kind loops, seed 998036: the first run's)."""
+    for nu in ("0.3", "0.1", "0.3"):
+        r = check(HEAT, SETUP.replace("nu = 0.3", f"nu = {nu}"), backend="cpu", cache=False).report
+        assert r.loops[0]["how"] == "compiled"
+
+
 def test_no_compile_plan_runs_the_units_kernel_by_kernel():
     ns = {"np": np}
     exec(SETUP, ns)
