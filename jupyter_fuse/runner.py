@@ -66,6 +66,11 @@ KERNEL_BYTES_PER_S = 5e9
 # running in the background do not change what tracing it again would cost.
 HOPELESS_TRACE = 0.25
 HOPELESS_OVERHEAD = 0.9
+# COLD: below that too, its first traced run (without its compiles) is judged provisionally, as a first
+# replay is (FIRST_REPLAY_MARGIN): its next run is plain NumPy, timed, and the cell runs as plain NumPy from
+# then on where NumPy was that much faster (bench/realworld.py's clean_apply: 0.48 s traced, NumPy 10 ms;
+# traced a second time, 0.41 s), else its next traced run is judged as before. Its small kernels ran as
+# NumPy while numba compiled them: about as NumPy runs them, not slower than compiled ones would.
 
 
 class KernelCountError(AssertionError):
@@ -154,10 +159,11 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
                 PLAN_CACHE.note(key, "unreplayable", s.report.miss_reasons)
         finally:
             s.close()
-        if cache and s.report.cache == "unreplayable":  # (from its second traced run: the first compiles)
+        if cache and s.report.cache == "unreplayable":  # (its first traced run judged provisionally: ``COLD``)
             hopeless = s.report.times["total"] > HOPELESS_TRACE \
                 and time_shares(vars(s.report)).get("overhead", 0.0) > HOPELESS_OVERHEAD
-            _suspect(key, s.report, PLAN_CACHE.stats[key]["unreplayable"] >= 2 or hopeless, settled=hopeless)
+            warm = PLAN_CACHE.stats[key]["unreplayable"] >= 2
+            _suspect(key, s.report, warm or hopeless, settled=hopeless, cold=not (warm or hopeless))
         _check_kernels(s.report, expect_kernels)
         return s.report
 
@@ -259,30 +265,35 @@ def _held(report: Report, entry: Any) -> Report:
     return report
 
 
-def _suspect(key: tuple, report: Report, warm: bool, first: Any = None, settled: bool = False) -> None:
+def _suspect(key: tuple, report: Report, warm: bool, first: Any = None, settled: bool = False,
+             cold: bool = False) -> None:
     """After a replay (or an unreplayable cell's traced run): if it is settled, time the next run as plain
     NumPy. Settled: ``warm`` (not its first replay, which loads its kernels; not its first traced run;
     nothing of its program compiling) and no kernel compiling, or ``settled`` (``HOPELESS_TRACE``). ``first``:
     the entry of a first replay that went mostly to launching, kept in view (``FIRST_REPLAY_MARGIN``;
-    ``_runs_plain``)."""
+    ``_runs_plain``). ``cold``: an unreplayable cell's first traced run, judged provisionally (``COLD``)."""
     total = report.times["total"]
-    if total <= max(PLAIN_MIN, NUMPY_OP * report.ops) or not (warm or first is not None):  # (cheap tests first)
+    if total <= max(PLAIN_MIN, NUMPY_OP * report.ops) or not (warm or first is not None or cold):  # (cheap tests first)
         return
     st = PLAN_CACHE.stats.get(key)
     if st is None or "numpy_time" in st and not (warm and st.get("provisional")) \
             or not _plain_policy():
         return  # (decided: a replay kept on its first replay's time alone is judged again, settled)
     outside = time_shares(vars(report)).get("overhead", 0.0)
-    if not warm and outside <= PLAIN_OVERHEAD:
+    if not warm and not cold and outside <= PLAIN_OVERHEAD:
         return
     st["outside"] = outside
+    fused = "traced run" if report.cache == "unreplayable" else "replay"
     if "numpy_time" in st:
         if not compiler.pending():  # (a compile still running: judged at a later replay)
             del st["provisional"]
             if total > PLAIN_MARGIN * st["numpy_time"]:
-                st["plain"], st["replay_time"], st["fused"] = True, total, "replay"
+                st["plain"], st["replay_time"], st["fused"] = True, total, fused
         return
-    if first is not None:
+    if cold:  # (without its compiles; the kernels that ran as NumPy meanwhile ran about as NumPy runs them)
+        st["replay_time"], st["replay_launches"] = total - report.times["compile"], report.kernels
+        st["fused"], st["provisional"] = "first traced run", True
+    elif first is not None:
         if not report._meanwhile:  # (a kernel still compiling ran on NumPy: nothing to judge by)
             st["first_replay"] = (total, report.kernels, first)
     elif settled or not compiler.pending():
@@ -346,7 +357,7 @@ def _run_plain(key: tuple, source: str, namespace: dict, engine: Any, options: d
         st["plain"] = st["replay_time"] > PLAIN_MARGIN * (FIRST_REPLAY_MARGIN if st.get("provisional") else 1) * t
         if st["plain"]:
             st.pop("provisional", None)
-        verdict = "it runs as plain NumPy from now on" if st["plain"] else f"the {'fusion' if fused == 'traced run' else 'replay'} is kept"
+        verdict = "it runs as plain NumPy from now on" if st["plain"] else f"the {'fusion' if fused.endswith('traced run') else 'replay'} is kept"
         if not st["plain"] and seen is None and not st.get("provisional") and st["replay_time"] > RETIME * t:
             st["numpy_seen"] = t  # (a close call on one cold run of NumPy: the next run times it again)
             del st["numpy_time"]
