@@ -412,7 +412,7 @@ def _program(s: Any, last: _Unit, rule: tuple, units: int, line: int) -> tuple[_
         got = _PROGRAMS[key] = _Compiled(tmpl, backend)
         outs_a, outs_b = [s.leaf_for(n) for n in last.outs], [s.leaf_for(n) for n in last.outs]  # (two units' values)
         if compiler.background():
-            got.job = compiler.submit(("fast-forward", id(got)),
+            got.job = compiler.submit(("fast-forward", id(got), object()),  # (its own job: ids are reused)
                                       lambda: got.make(first, outs_a, outs_b, rule, units, line, True))
         else:  # (numba compiles it at its first call)
             try:
