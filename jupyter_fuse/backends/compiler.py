@@ -22,6 +22,7 @@ import contextlib
 import gc
 import os
 import queue
+import sys
 import threading
 from typing import Any, Callable, Iterator
 
@@ -61,12 +62,21 @@ _LOCK = threading.Lock()
 _THREAD: list[threading.Thread] = []
 _IDLE = threading.Condition()  # a job starts only while no cell runs: numba holds the GIL for long
 _CELLS = [0]  # cells running now
+# Python's switch interval while compiles are queued or running: a NumPy call of a cell that lets go of the
+# GIL (a ufunc over a few thousand elements) waits up to the interval (5 ms by default) to take it back from
+# numba's thread, once per call. A cell run right after the one whose replay program began compiling (a
+# script, a benchmark: no pause for the user to read) took 0.8-1.2 s where NumPy takes 10 ms (bench/loops.py's
+# cavity, its 2nd run); at 0.1 ms, NumPy's time (at 0.5 ms: 0.46 s; lowered only once the compile had
+# started: 0.13 s).
+SWITCH_INTERVAL = 1e-4
+_SAVED_INTERVAL: list[float] = []  # the interval before, while lowered
 
 
 class _CellRunning:
-    """While a cell runs, no compile starts (one already started finishes): the cell's own Python and
-    NumPy calls would share the GIL with numba's. Compiles run between cells, as the user reads.
-    (A class, not a generator: a replay pays for this twice per run.)"""
+    """While a cell runs, no compile starts (one already started finishes, the cell taking the GIL back
+    sooner: ``SWITCH_INTERVAL``): the cell's own Python and NumPy calls would share the GIL with
+    numba's. Compiles run between cells, as the user reads. (A class, not a generator: a replay pays for
+    this twice per run.)"""
 
     def __enter__(self) -> None:
         with _IDLE:
@@ -134,6 +144,9 @@ def _worker() -> None:
             job.error = e
         finally:
             job.work = None  # (what it compiled is kept by whoever asked, not by the queue)
+            with _LOCK:
+                if _QUEUE.unfinished_tasks <= 1 and _SAVED_INTERVAL:  # (this one's task_done follows)
+                    sys.setswitchinterval(_SAVED_INTERVAL.pop())
             job.done.set()
             _QUEUE.task_done()
 
@@ -144,6 +157,9 @@ def submit(key: Any, work: Callable[[], Any]) -> _Job:
         job = _JOBS.get(key)
         if job is None:
             job = _JOBS[key] = _Job(work)
+            if not _SAVED_INTERVAL:
+                _SAVED_INTERVAL.append(sys.getswitchinterval())
+                sys.setswitchinterval(SWITCH_INTERVAL)
             if not _THREAD:  # a daemon: a script's exit does not wait for compiles nobody will use
                 _THREAD.append(threading.Thread(target=_worker, name="jupyter_fuse compiler", daemon=True))
                 _THREAD[0].start()
