@@ -890,7 +890,10 @@ def _rolled(ctx: _Ctx, node: Node, space: tuple[int, ...], var: Callable[[int], 
     lead = len(space) - node.ndim
     moved = {}
     for ax, k in roll_moves(node).items():
-        i, w = var(lead + ax), ctx.fresh("w")
+        # (a value like the nodes': a loop that also calls NumPy's own loop for an op (cpu_nploop) runs in
+        # blocks, and the blocks keep it as they keep the values; a complex quotient has no other expression)
+        i, w = var(lead + ax), ctx.fresh("v")
+        ctx.dtypes[w] = np.dtype(np.intp)
         lines.append(f"{w} = ({i}) - {k} if ({i}) >= {k} else ({i}) + {node.shape[ax] - k}")
         moved[lead + ax] = w
     return lambda d: moved.get(d, var(d))

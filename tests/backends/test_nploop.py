@@ -60,6 +60,21 @@ def test_the_kernel_source_says_which_numpy_loop_it_calls_and_can_call_cs_instea
     assert "np.tanh(v" in k["source"] and "np_loop" not in k["source"], k["source"]
 
 
+def test_a_rolled_operands_index_is_kept_by_the_blocks_as_a_value():
+    """``np.roll``'s wrapped index is a value of the loop like the nodes': a kernel that also calls NumPy's loop
+    (a complex quotient, which has no other expression) runs in blocks (bench/fuzz.py seed 8501363: it was
+    left unplaced, then could not be rendered)."""
+    setup = lambda: {"np": np, "x": np.arange(5.0), "cz": np.arange(5.0) * (1 + 1j), "w": np.linspace(1, 2, 5) + 0j}
+    source = "y = np.roll(x, 1) * 2.0\nz = w / (cz + 1)\n"
+    ref = setup()
+    exec(source, ref)
+    f = run_fused(source, setup, backend="cpu")
+    assert f.error is None, f.error
+    (k,) = f.report.kernel_list
+    assert "np_loop" in k["source"] and "roll" in k["ops"], k
+    assert np.array_equal(f.ns["y"], ref["y"]) and np.array_equal(f.ns["z"], ref["z"])
+
+
 def test_a_loop_of_another_shape_is_left_to_cs_functions():
     """A parallel loop that accumulates (numba's own reduction) is not cut into blocks: Unplaced."""
     body = ["a0 = 0.0", "for i0 in prange(s0):", "    v2 = in0[i0]", "    #np_loop 0", "    a0 += v1"]
