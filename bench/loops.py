@@ -1,6 +1,7 @@
 """Real loop programs under %%fuse against plain NumPy (bench/programs.py has the programs).
 
     .venv/bin/python bench/loops.py [--size small|large|both] [--repeat 3] [--only NAME,...] [--no-first]
+                                    [--no-compile-plan]
 
 For each program and size, times in ms (best of ``--repeat``):
 
@@ -89,7 +90,7 @@ def hand_run(p: Program, size: str, ref: dict, repeat: int) -> float | None:
     return best
 
 
-def measure(p: Program, size: str, repeat: int, first: bool) -> dict:
+def measure(p: Program, size: str, repeat: int, first: bool, compile_plan: bool = True) -> dict:
     import jupyter_fuse
     from jupyter_fuse.cache import PLAN_CACHE
 
@@ -97,24 +98,24 @@ def measure(p: Program, size: str, repeat: int, first: bool) -> dict:
     row: dict = {"name": p.name, "size": size, "numpy": t_np}
     row["first"] = first_run(p, size) if first else None
     ns = fresh(p, size)
-    jupyter_fuse.run_cell(p.source, ns, backend="cpu", cache=False)  # compile (small kernels: in the background)
+    jupyter_fuse.run_cell(p.source, ns, backend="cpu", cache=False, compile_plan=compile_plan)  # compile (small kernels: in the background)
     jupyter_fuse.wait_for_compiles()
     traced, report = float("inf"), None
     for _ in range(repeat):
         ns = fresh(p, size)
         t0 = time.perf_counter()
-        r = jupyter_fuse.run_cell(p.source, ns, backend="cpu", cache=False)
+        r = jupyter_fuse.run_cell(p.source, ns, backend="cpu", cache=False, compile_plan=compile_plan)
         dt = time.perf_counter() - t0
         if dt < traced:
             traced, report = dt, r
     row["ok"] = same(p, ref, ns)
     PLAN_CACHE.clear()
-    jupyter_fuse.run_cell(p.source, fresh(p, size), backend="cpu")  # records the plan
+    jupyter_fuse.run_cell(p.source, fresh(p, size), backend="cpu", compile_plan=compile_plan)  # records the plan
     reruns, state, r2 = [], None, None
     for i in range(repeat + 1):
         ns = fresh(p, size)
         t0 = time.perf_counter()
-        r2 = jupyter_fuse.run_cell(p.source, ns, backend="cpu")
+        r2 = jupyter_fuse.run_cell(p.source, ns, backend="cpu", compile_plan=compile_plan)
         reruns.append(time.perf_counter() - t0)
         if i:  # (the 2nd run is apart: plain NumPy while the replay compiles, runner.LAUNCH_COST)
             state = r2.cache if r2.cache != "hit" else state or "hit"
@@ -156,13 +157,15 @@ def main() -> None:
     ap.add_argument("--only", default="")
     ap.add_argument("--no-first", action="store_true")
     ap.add_argument("--json", default="")
+    ap.add_argument("--no-compile-plan", action="store_true",
+                    help="no compiled programs: a fast-forwarded loop's units and the replays launch kernel by kernel")
     a = ap.parse_args()
     sizes = ["small", "large"] if a.size == "both" else [a.size]
     progs = [BY_NAME[n] for n in a.only.split(",")] if a.only else PROGRAMS
     rows = []
     for size in sizes:
         for p in progs:
-            rows.append(measure(p, size, a.repeat, not a.no_first))
+            rows.append(measure(p, size, a.repeat, not a.no_first, not a.no_compile_plan))
             print(table(rows[-1:]).splitlines()[-1], flush=True)
     print()
     print(table(rows))
