@@ -304,6 +304,11 @@ def _plain(v: Any, depth: int = 0) -> bool:
     return getattr(unwrap_module(v), "__name__", None) == "numpy"
 
 
+def _after(leaves: list, refs: list, rule: tuple) -> list:
+    """The leaves of the unit after one that read ``leaves`` and kept ``refs``: each the same, or a kept value."""
+    return [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
+
+
 def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n: int) -> None:
     """Run ``last``'s plan ``units`` times more, each on what the one before computed (``rule``): as one
     compiled program where the backend makes one and it is ready (``_program``), else launch by launch."""
@@ -311,15 +316,16 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
     report, tape = s.report, s.tape
     run0 = report.times["run"]  # (a program's run adds its own time: the whole of it is said once, below)
     tmpl = last.tmpl
-    blk, how = _program(s, last, rule, units, line)
+    first = _after(last.leaves, last.refs, rule)  # (the first unit run ahead reads these)
+    blk, how = _program(s, last, first, rule, units, line)
     if blk is not None:
-        refs = _run_program(s, last, rule, units, blk)
+        refs = _run_program(s, last, first, rule, units, blk)
         for buf, _, o in last.held:  # (no "prev": ``_program``)
             buf.node = refs[o]
     else:
         leaves, refs = last.leaves, last.refs
         for _ in range(units):
-            leaves = [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
+            leaves = _after(leaves, refs, rule)
             outs = [s.leaf_for(node) for node in last.outs]
             made = s.run_plan(tmpl, leaves, outs)
             refs, earlier = outs, refs
@@ -341,7 +347,7 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
             e["units"] += units
             e["time"] += elapsed
             e["runs"] += 1
-            e["how"] = how if how == "compiled" or e["how"] != "compiled" else how
+            e["how"] = how  # (the last run's)
             return
     report.loops.append({"line": line, "iterations": units * m, "of": n, "unit": m, "units": units,
                          "kernels": len(tmpl.plan.kernels), "time": elapsed, "runs": 1, "how": how})
@@ -364,8 +370,7 @@ class _Compiled:
         self.outs: list = []
 
     def make(self, first: list, outs_a: list, outs_b: list, rule: tuple, units: int, line: int, now: bool) -> None:
-        second = [leaf if o is None else outs_a[o] for leaf, o in zip(first, rule)]
-        blk = program.unit_loop(self.backend, self.tmpl, (first, outs_a), (second, outs_b), units)
+        blk = program.unit_loop(self.backend, self.tmpl, (first, outs_a), (_after(first, outs_a, rule), outs_b), units)
         if blk is None:
             return
         blk.source, blk.fn = self.backend.compile_program(blk)
@@ -384,7 +389,7 @@ _PROGRAMS: dict[tuple, _Compiled] = {}
 MAX_PROGRAMS = 64
 
 
-def _program(s: Any, last: _Unit, rule: tuple, units: int, line: int) -> tuple[_Compiled | None, str]:
+def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: int) -> tuple[_Compiled | None, str]:
     """The ``units`` runs of ``last``'s plan as one compiled program (``program.unit_loop``: a loop around
     one run's kernels, its arrays carried from run to run), or None: launch by launch. Made once per plan,
     rule and count; in the background where compiles run there (``backends/compiler.py``: numba is not even
@@ -400,7 +405,6 @@ def _program(s: Any, last: _Unit, rule: tuple, units: int, line: int) -> tuple[_
             or any(n.layout is not None for n in last.outs) \
             or not s.report.options.get("compile_plan", True):  # (C-ordered arrays back; --no-compile-plan)
         return None, ""
-    first = [leaf if o is None else last.refs[o] for leaf, o in zip(last.leaves, rule)]
     seen: dict = {}
     key = (id(tmpl), id(backend), rule, units, tuple(seen.setdefault(n, i) for i, n in enumerate(first)),
            tuple(n.layout for n in first), tuple(n.params for n in first if n.op == "const"))  # (the program
@@ -429,12 +433,11 @@ def _program(s: Any, last: _Unit, rule: tuple, units: int, line: int) -> tuple[_
     return (got, "compiled") if got.blk is not None else (None, "")
 
 
-def _run_program(s: Any, last: _Unit, rule: tuple, units: int, got: _Compiled) -> list:
+def _run_program(s: Any, last: _Unit, first: list, rule: tuple, units: int, got: _Compiled) -> list:
     """Run the program (``_program``) on the values ``last`` left; returns the last unit's kept values (new
     leaves). The plan cache's tape records each unit, as if launched one by one."""
     tmpl, blk, index, outs_b = got.tmpl, got.blk, got.index, got.outs
     values = s.values
-    first = [leaf if o is None else last.refs[o] for leaf, o in zip(last.leaves, rule)]
     local = {node: values[first[i]] for (_, node), i in zip(blk.inputs, index)}
     names = [k.name for k in tmpl.plan.kernels]  # (a plan shared between cells: named in each cell anew)
     if [e["name"] for e, _ in blk.launches] != names:
@@ -446,7 +449,7 @@ def _run_program(s: Any, last: _Unit, rule: tuple, units: int, got: _Compiled) -
     leaves, refs = first, []
     for u in range(units if tape is not None else 1):
         if u:
-            leaves = [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
+            leaves = _after(leaves, refs, rule)
         refs = [s.leaf_for(node) for node in last.outs]
         if tape is not None:
             tape.on_eval(tmpl, leaves, [(o, None) for o in refs], made)
