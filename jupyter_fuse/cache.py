@@ -131,10 +131,10 @@ class Tape:
     def on_const(self, node: Any, value: Any) -> None:
         self.consts[node] = value
 
-    def on_eval(self, tmpl: Any, leaves: list, outs: list, modes: dict) -> None:
+    def on_eval(self, tmpl: Any, leaves: list, outs: list, modes: dict, names: tuple | None = None) -> None:
         """A plan ran (``plans.Template``) on these leaves under NumPy's error ``modes``; ``outs``: (node,
         the leaf the cell's buffers hold for it from now on, or None). The kernels' names are this cell's
-        (a template is shared)."""
+        (a template is shared); ``names``: they, where asking the template would make it (``loops._Placed``)."""
         if self.reasons:  # (unreplayable: nothing more to record)
             return
         self._under(modes)
@@ -146,7 +146,7 @@ class Tape:
             else:
                 named.append((self._leaf(n), ref))
         self._add(("eval", tmpl, tuple(map(self._leaf, leaves)), tuple(named),
-                   tuple(k.name for k in tmpl.plan.kernels)))
+                   names if names is not None else tuple(k.name for k in tmpl.plan.kernels)))
 
     def _under(self, modes: dict) -> None:
         """The next step runs under NumPy's error ``modes``: a step that sets them where they change."""

@@ -28,15 +28,20 @@ import math
 import os
 import sys
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import abandon, fperrors, program
+from . import abandon, fperrors, program, views
 from .backends import compiler
+from .ir import Node
 from .trace import LazyArray
 
 UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
+# ... where its windows move: its units run ahead only as a compiled program, whatever their size, and the
+# fewer iterations the two units it matches take, the fewer are traced (each call of the loop); tried on as
+# many units at most
+MOVING_UNIT_OPS, MOVING_TRIES = 6, 6
 MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
 MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
 # kernel launches of the units run ahead from which they run as one compiled program (as a replay's, ``program.py``)
@@ -69,12 +74,13 @@ def mark(tree: ast.Module) -> int:
         stmt = todo.pop()
         names = _eligible(stmt)
         if names is not None:
-            assigned, loaded = names
+            assigned, loaded, moves = names
             # (by import, not by a name of the cell's: a function the cell defines may be called anywhere later)
             driver = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant(__name__)], []),
                                    "loops", ast.Load())
             call = ast.Call(ast.Attribute(driver, "driver", ast.Load()), [
-                stmt.iter, ast.Constant(stmt.lineno), ast.Constant(tuple(assigned)), ast.Constant(tuple(loaded))], [])
+                stmt.iter, ast.Constant(stmt.lineno), ast.Constant(tuple(assigned)), ast.Constant(tuple(loaded)),
+                ast.Constant(moves)], [])
             stmt.iter = ast.copy_location(call, stmt.iter)
             ast.fix_missing_locations(stmt)
             marked += 1
@@ -86,8 +92,9 @@ def mark(tree: ast.Module) -> int:
     return marked
 
 
-def _eligible(stmt: ast.stmt) -> tuple[list[str], list[str]] | None:
-    """(names bound, names read) by the body of a loop that only computes arrays, or None."""
+def _eligible(stmt: ast.stmt) -> tuple[list[str], list[str], bool] | None:
+    """(names bound, names read, whether its windows move: ``_indexes_only``) by the body of a loop that only
+    computes arrays, or None."""
     if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and isinstance(stmt.iter, ast.Call)
             and isinstance(stmt.iter.func, ast.Name) and stmt.iter.func.id == "range" and not stmt.iter.keywords):
         return None
@@ -118,9 +125,53 @@ def _eligible(stmt: ast.stmt) -> tuple[list[str], list[str]] | None:
             loaded[s.target.id] = None
         if not _pure(value, loaded):
             return None
-    if stmt.target.id in loaded or stmt.target.id in assigned:
-        return None  # (each iteration's graph would hold another index or value)
-    return list(assigned), [n for n in loaded if n not in assigned]
+    target = stmt.target.id
+    if target in assigned or target in loaded and not _indexes_only(stmt.body, target):
+        return None  # (each iteration's graph would hold another value)
+    return list(assigned), [n for n in loaded if n not in assigned and n != target], target in loaded
+
+
+def _indexes_only(body: list[ast.stmt], target: str) -> bool:
+    """Is ``target`` read only as a term of an index, ``u[i - 1, 1:-1]`` or ``x[k:k + w]`` (``i`` plus or
+    minus what the body does not change), of a subscript not itself inside an index? Then each iteration's
+    graph is the last one's with its windows moved by as much (``_Unit.reads`` checks it, ``_moved`` checks
+    that every window NumPy takes there is the one moved so). ``x[perm[i]]``, ``x[2 * i]``, ``x[i % n]``: not
+    windows that move evenly."""
+    uses = sum(isinstance(n, ast.Name) and n.id == target for s in body for n in ast.walk(s))
+    found = 0
+    todo: list[ast.AST] = list(body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Subscript):
+            todo.append(n.value)
+            for e in (n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]):
+                parts = [e.lower, e.upper] if isinstance(e, ast.Slice) else [e]
+                if isinstance(e, ast.Slice) and e.step is not None and _reads(e.step, target):
+                    return False
+                for part in parts:
+                    if part is not None and _reads(part, target):
+                        if not _term(part, target):
+                            return False
+                        found += 1
+            continue  # (an index's other terms hold no subscript that reads it: ``_term``)
+        todo.extend(ast.iter_child_nodes(n))
+    return found == uses
+
+
+def _reads(e: ast.AST, target: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(e))
+
+
+def _term(e: ast.expr, target: str) -> bool:
+    """``e`` is ``target`` or ``-target``, plus or minus terms that do not read it."""
+    if isinstance(e, ast.Name):
+        return e.id == target
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.UAdd, ast.USub)):
+        return _term(e.operand, target)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+        left, right = _reads(e.left, target), _reads(e.right, target)
+        return _term(e.left, target) if left and not right else right and not left and _term(e.right, target)
+    return False
 
 
 def _rooted(e: ast.expr) -> bool:
@@ -149,20 +200,37 @@ class _Unit:
     """A unit's end: the plan that computed it, on which leaves, keeping which values, and where the names
     the body touches stand (each a kept value's position, or unchanged)."""
 
-    __slots__ = ("tmpl", "leaves", "outs", "refs", "roles", "ops", "held", "names")
+    __slots__ = ("tmpl", "leaves", "outs", "refs", "roles", "ops", "held", "names", "move")
 
     def __init__(self, tmpl: Any, leaves: list, outs: list, refs: list, roles: tuple, ops: int, held: list,
                  names: dict) -> None:
         self.tmpl, self.leaves, self.outs, self.refs, self.roles, self.ops = tmpl, leaves, outs, refs, roles, ops
         self.held = held  # (a buffer, "out" or "prev", a kept value's position): what a unit run ahead writes
         self.names = names  # name -> (its buffer, the node it holds) at the unit's end
+        self.move: list[tuple[int, Any]] | None = None  # see ``reads``
 
-    def reads(self, before: "_Unit") -> tuple | None:
+    def reads(self, before: "_Unit", moves: bool = False) -> tuple | None:
         """Where each of this unit's leaves comes from: the same leaf as ``before``'s (a constant, an input,
-        a value no unit writes), or ``before``'s kept value at a position; None if neither."""
-        if self.tmpl is not before.tmpl or self.ops != before.ops or self.roles != before.roles \
+        a value no unit writes), or ``before``'s kept value at a position; None if neither. ``moves``: its
+        windows may lie elsewhere than ``before``'s (``_indexes_only``); then ``move`` is set to those that
+        do: (their position in ``plans.key``'s order, the window ``u`` units on: ``_mover``)."""
+        if self.tmpl.origin is not before.tmpl.origin or self.ops != before.ops or self.roles != before.roles \
                 or any(r[2] == "?" for r in self.roles):
             return None
+        if self.tmpl is not before.tmpl:  # (the same plan, its windows elsewhere: ``plans.Template.at``)
+            if not moves:
+                return None
+            self.move = []
+            for k, (mine, theirs) in enumerate(zip(self.tmpl.where, before.tmpl.where)):
+                if mine != theirs:
+                    form, now = _numbers(mine)
+                    was = _numbers(theirs)
+                    if form != was[0]:
+                        return None
+                    try:
+                        self.move.append((k, _mover(form, now, [a - b for a, b in zip(now, was[1])])))
+                    except TypeError:  # (a window's step holds another kind of value: not moved here)
+                        return None
         if any(kind == "prev" and self.refs[o] is None for _, kind, o in self.held):
             return None  # (a name holds what the unit before kept, which this unit keeps nowhere)
         kept = {ref: o for o, ref in enumerate(before.refs)}
@@ -178,26 +246,29 @@ class _Unit:
         return tuple(rule)
 
 
-def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...]) -> Any:
+def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...], moves: bool = False) -> Any:
     """The loop's iterable: itself, or an iterator that fast-forwards it (``_run``)."""
     from .session import active
 
     s = active()
-    if s is None or type(iterable) is not range or not enabled() or s.namespace is None or len(iterable) < MIN_ITERATIONS:
-        return iterable
+    if s is None or type(iterable) is not range or not enabled() or s.namespace is None or len(iterable) < MIN_ITERATIONS \
+            or moves and (getattr(s.backend, "compile_block", None) is None
+                          or not s.report.options.get("compile_plan", True)):
+        return iterable  # (moving windows run ahead only as a compiled program: ``_forward``)
     frame = sys._getframe(1)  # (the loop's: the cell's, or a function's it defines)
     if frame.f_globals is not s.namespace:
         return iterable  # (a function of an earlier cell's)
-    return _run(s, frame, iterable, line, assigned, loaded)
+    return _run(s, frame, iterable, line, assigned, loaded, moves)
 
 
-def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...]) -> Iterator[int]:
+def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...],
+         moves: bool) -> Iterator[int]:
     n = len(r)
     yield r[0]
     start = s.report.ops
     yield r[1]
     per = s.report.ops - start  # (the second iteration's ops: the first may make what later ones update)
-    m = max(1, math.ceil(UNIT_OPS / per)) if per > 0 else 0
+    m = max(1, math.ceil((MOVING_UNIT_OPS if moves else UNIT_OPS) / per)) if per > 0 else 0
     if n - 2 < (2 + MIN_UNITS) * m + 1:  # (two units traced, then at least MIN_UNITS, then the last iteration)
         m = 0
     j = 2  # iterations run
@@ -205,23 +276,27 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
     rule: tuple | None = None
     events: tuple | None = None
     ops = s.report.ops
+    again, cuts = False, 0  # (this run of the loop has run units ahead already; times a window cut it short)
     while m and n - j >= MIN_UNITS * m + 1:
         unit = _end_unit(s, frame, assigned, loaded, events, s.report.ops - ops, units[-1] if units else None)
         if unit is None and (any(units) or len(units) >= 3):
             break  # (Python did more than make the graph: the loop goes on traced)
         units.append(unit)
-        if len(units) >= 2 and units[-2] is not None and unit is not None:
-            rule = unit.reads(units[-2])
-            if rule is not None:
+        rule = unit.reads(units[-2], moves) if len(units) >= 2 and units[-2] is not None and unit is not None else None
+        if rule is not None:
+            ahead = (n - j - 1) // m  # (the last iteration runs as Python: the loop variable ends as NumPy's)
+            done, cut = _forward(s, unit, rule, ahead, line, m, n, again)  # type: ignore[arg-type]
+            j += done * m
+            if not cut or cuts >= MOVING_TRIES:
                 break
+            again, cuts = again or done > 0, cuts + 1
+            units = []  # (a window would have left its axis, or counted from its other end: matched anew there)
+        elif moves and len(units) >= MOVING_TRIES:
+            break  # (small units: each ends in a flush)
         events, ops = (s.events, fperrors.state()), s.report.ops
         for _ in range(m):
             yield r[j]
             j += 1
-    if rule is not None:
-        ahead = (n - j - 1) // m  # (the last iteration runs as Python: the loop variable ends as NumPy's)
-        _forward(s, units[-1], rule, ahead, line, m, n)  # type: ignore[arg-type]
-        j += ahead * m
     while j < n:
         yield r[j]
         j += 1
@@ -292,6 +367,41 @@ def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, 
     return _Unit(tmpl, leaves, outs, kept, tuple(roles), ops, list(held.values()), names)
 
 
+_SLOT = object()  # (an int's place in ``_numbers``' form)
+
+
+def _numbers(where: Any) -> tuple[Any, list[int]]:
+    """(``where`` with each int in it a slot, its ints in order): windows' indices and offsets."""
+    got: list[int] = []
+
+    def walk(x: Any) -> Any:
+        if type(x) is tuple:
+            return tuple(walk(y) for y in x)
+        if type(x) is int:
+            got.append(x)
+            return _SLOT
+        return x
+    return walk(where), got
+
+
+def _mover(form: Any, now: list[int], step: list[int]) -> Callable[[int], Any]:
+    """The window ``u`` units on, of one whose numbers are ``now`` and move by ``step`` a unit: ``form`` with
+    its slots ``now + u * step``, as one generated expression (a window is a few nested tuples, made for each
+    unit run ahead)."""
+    numbers = iter(range(len(now)))
+
+    def source(x: Any) -> str:
+        if type(x) is tuple:
+            return "(" + "".join(source(y) + ", " for y in x) + ")"
+        if x is _SLOT:
+            i = next(numbers)
+            return f"{now[i]} + u * {step[i]}" if step[i] else str(now[i])
+        if x is None or type(x) is str:
+            return repr(x)
+        raise TypeError(x)
+    return eval("lambda u: " + source(form))  # noqa: S307 - made of ints, strings and None only
+
+
 def _plain(v: Any, depth: int = 0) -> bool:
     """A value the body may read and not change: a number, a string, a numeric array, NumPy itself, a tuple of
     such (not a generator, a list, a function: what they do or hold is not in the unit's graph)."""
@@ -309,17 +419,34 @@ def _after(leaves: list, refs: list, rule: tuple) -> list:
     return [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
 
 
-def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n: int) -> None:
+def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n: int,
+             again: bool = False) -> tuple[int, bool]:
     """Run ``last``'s plan ``units`` times more, each on what the one before computed (``rule``): as one
-    compiled program where the backend makes one and it is ready (``_program``), else launch by launch."""
+    compiled program where the backend makes one and it is ready (``_program``), else launch by launch.
+    Where its windows move (``_Unit.move``), each unit's plan is placed where its windows lie (``_placed``),
+    for as many units as NumPy takes them there, and only as a compiled program: launched one by one, each
+    placed plan's kernels would be bound anew, which costs more than tracing the unit. Returns how many
+    units ran (none: the loop goes on traced), and whether a window cut them short (the loop may match units
+    anew after it). ``again``: this run of the loop ran units ahead before."""
     t0 = time.perf_counter()
     report, tape = s.report, s.tape
     run0 = report.times["run"]  # (a program's run adds its own time: the whole of it is said once, below)
     tmpl = last.tmpl
     first = _after(last.leaves, last.refs, rule)  # (the first unit run ahead reads these)
-    blk, how = _program(s, last, first, rule, units, line)
+    placed, cut = None, False
+    if last.move is not None:
+        reach = _reach(last, units)
+        units, cut = reach, reach < units
+        placed = _placed(s, last, first, rule, min(units, 2))  # (the program's first two units)
+        if len(placed) < 2:
+            return 0, cut
+    blk, how = _program(s, last, first, rule, units, line, placed)
+    if placed is not None:
+        placed += _placed(s, last, first, rule, units, placed) if blk is not None else []
+        if len(placed) < units:
+            return 0, False
     if blk is not None:
-        refs = _run_program(s, last, first, rule, units, blk)
+        refs = _run_program(s, last, first, rule, units, blk, placed)
         for buf, _, o in last.held:  # (no "prev": ``_program``)
             buf.node = refs[o]
     else:
@@ -340,17 +467,137 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
     s._collect()
     elapsed = time.perf_counter() - t0
     report.times["run"] = run0 + elapsed - s._compile_delta()
+    kernels = len(last.tmpl.plan.kernels)
     for e in report.loops:  # (a loop run again, inside another loop or a function called again: one entry)
-        if e["line"] == line and e["unit"] == m and e["kernels"] == len(tmpl.plan.kernels):
+        if e["line"] == line and e["unit"] == m and e["kernels"] == kernels:
             e["iterations"] += units * m
-            e["of"] += n
+            e["of"] += 0 if again else n
             e["units"] += units
             e["time"] += elapsed
-            e["runs"] += 1
+            e["runs"] += 0 if again else 1
             e["how"] = how  # (the last run's)
-            return
+            return units, cut
     report.loops.append({"line": line, "iterations": units * m, "of": n, "unit": m, "units": units,
-                         "kernels": len(tmpl.plan.kernels), "time": elapsed, "runs": 1, "how": how})
+                         "kernels": kernels, "time": elapsed, "runs": 1, "how": how,
+                         "moves": placed is not None})
+    return units, cut
+
+
+def _placed(s: Any, last: _Unit, first: list, rule: tuple, units: int,
+            before: list | None = None) -> list[tuple[Any, list, list]]:
+    """The first ``units`` units run ahead of a loop whose windows move evenly (``last.move``; ``_reach`` has
+    checked that NumPy takes each window where it moved to), or those after ``before``'s: each unit's (plan
+    placed where its windows lie, leaves, kept values). The first two units' plans are made now (a program
+    is made of them), the others' when something asks (``_Placed``)."""
+    names = tuple(k.name for k in last.tmpl.plan.kernels)
+    placed: list[tuple[Any, list, list]] = []
+    leaves, refs = (before[-1][1], before[-1][2]) if before else (first, last.refs)
+    for u in range(len(before) + 1 if before else 1, units + 1):
+        if u > 1:
+            leaves = _after(leaves, refs, rule)
+        t = _Placed(last.tmpl, leaves, _where(last, u), names)
+        if u <= 2 and t.made() is None:  # (made now)
+            break
+        refs = [s.leaf_for(node) for node in last.outs]
+        placed.append((t, leaves, refs))
+    return placed
+
+
+class _Placed:
+    """A unit's plan placed where its windows lie (``plans.Template.at`` on the graph ``_graph_at`` makes),
+    made at the first question asked of it: a unit's graph costs about as much to make as to trace the unit,
+    and a run only needs the first two units' (a program is made of them); the plan cache's replay, or its
+    program, asks for the others."""
+
+    __slots__ = ("_of", "_t")
+
+    def __init__(self, tmpl: Any, leaves: list, where: tuple, names: tuple) -> None:
+        self._of: tuple | None = (tmpl, leaves, where, names)
+        self._t: Any = None
+
+    def made(self) -> Any:
+        """The placed plan, or None where it names a node outside the unit's graph (``Template.moved``): the
+        same for every unit, so the first two tell."""
+        if self._t is None and self._of is not None:
+            tmpl, leaves, where, names = self._of
+            t = tmpl.origin.at(_graph_at(tmpl, leaves, where), where)
+            if t is not None:
+                for k, kname in zip(t.plan.kernels, names):  # (named as the unit traced last: one loop)
+                    k.name = kname
+                self._t, self._of = t, None
+        return self._t
+
+    def __getattr__(self, name: str) -> Any:
+        t = self.made()
+        if t is None:
+            raise RuntimeError("a unit run ahead has no plan where its windows lie")
+        return getattr(t, name)
+
+
+def _where(last: _Unit, u: int) -> tuple:
+    """Where the windows of the ``u``-th unit after ``last`` lie (``plans.key``'s ``where``)."""
+    where = list(last.tmpl.where)
+    for k, place in last.move:  # type: ignore[union-attr]
+        where[k] = place(u)
+    return tuple(where)
+
+
+def _reach(last: _Unit, units: int) -> int:
+    """How many of the ``units`` after ``last`` NumPy takes every moving window of where it moved to, with its
+    shape and offset: its own answer on a ghost (``views.geometry``; an index past its axis raises, one below
+    0 counts from the end, a slice past an end is cut). Each number in an index moves evenly (``mark``), and
+    the units it is in a window of its axis from the same end form a run: asked of the last unit, then
+    halving."""
+    tmpl = last.tmpl
+    leaves = set(tmpl.leaves)
+    positions = [n for i, n in enumerate(tmpl.frame) if n.op in ("view", "setitem") and i not in leaves]  # (the
+    # windows, in ``plans.key``'s order)
+    moving = [(positions[k], k) for k, _ in last.move]  # type: ignore[union-attr]
+
+    def fits(u: int) -> bool:
+        where = _where(last, u)
+        for node, k in moving:
+            storage = node.args[0]
+            if node.op == "view":
+                chain, want = where[k][0], (node.shape, where[k][1])
+            else:
+                chain, want = where[k][0], where[k][1:]
+            try:
+                if views.geometry(storage.dtype, storage.shape, storage.layout, chain) != want:
+                    return False
+            except (IndexError, ValueError, TypeError):
+                return False
+        return True
+
+    if fits(units):
+        return units
+    lo, hi = 0, units  # (lo fits, hi does not)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def _graph_at(tmpl: Any, leaves: list, where: tuple) -> list:
+    """``tmpl``'s graph on ``leaves`` with its windows at ``where`` (in ``plans.key``'s order; ``_reach`` has
+    checked them), in dependency order."""
+    frame = tmpl.frame
+    new = dict(zip([frame[i] for i in tmpl.leaves], leaves))
+    places = iter(where)
+    graph = []
+    for node in frame:
+        got = new.get(node)
+        if got is None:
+            args = tuple([new[a] for a in node.args])
+            if node.op == "view":
+                chain, layout = next(places)
+                got = Node.make("view", args, chain, node.dtype, node.shape, layout)
+            else:
+                got = Node.make(node.op, args, next(places) if node.op == "setitem" else node.params, node.dtype,
+                                node.shape, node.layout)
+            new[node] = got
+        graph.append(got)
+    return graph
 
 
 # -- the units run ahead as one compiled program ----------------------------------------------------
@@ -369,8 +616,10 @@ class _Compiled:
         self.index: list[int] = []
         self.outs: list = []
 
-    def make(self, first: list, outs_a: list, outs_b: list, rule: tuple, units: int, line: int, now: bool) -> None:
-        blk = program.unit_loop(self.backend, self.tmpl, (first, outs_a), (_after(first, outs_a, rule), outs_b), units)
+    def make(self, one: tuple, two: tuple, units: int, line: int, now: bool) -> None:
+        """From two units' (plan, leaves, kept values): the first unit run ahead, and the one after it."""
+        first, outs_b = one[1], two[2]
+        blk = program.unit_loop(self.backend, one, two, units, moves=one[0] is not two[0])
         if blk is None:
             return
         blk.source, blk.fn = self.backend.compile_program(blk)
@@ -389,7 +638,8 @@ _PROGRAMS: dict[tuple, _Compiled] = {}
 MAX_PROGRAMS = 64
 
 
-def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: int) -> tuple[_Compiled | None, str]:
+def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: int,
+             placed: list | None) -> tuple[_Compiled | None, str]:
     """The ``units`` runs of ``last``'s plan as one compiled program (``program.unit_loop``: a loop around
     one run's kernels, its arrays carried from run to run), or None: launch by launch. Made once per plan,
     rule and count; in the background where compiles run there (``backends/compiler.py``: numba is not even
@@ -398,29 +648,36 @@ def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: in
     floating-point errors raise (compiled code raises none), nor where a name holds what the unit before kept
     (a program hands back the last unit's values only), nor where the user asked for kernels one by one
     (``compile_plan=False``, ``%%fuse --no-compile-plan``). Also how the units ran: "compiled", "compiling"
-    (launch by launch while numba compiles the program), or ""."""
+    (launch by launch while numba compiles the program), or "". ``placed``: each unit's plan, placed where
+    its windows lie (``_placed``): the program's windows move as far each run."""
     backend, tmpl = s.backend, last.tmpl
     if getattr(backend, "compile_block", None) is None or units * len(tmpl.plan.kernels) < MIN_PROGRAM_LAUNCHES \
+            or placed is not None and len(placed) < 2 \
             or any(kind == "prev" for _, kind, _ in last.held) or fperrors.errors_raise() \
             or any(n.layout is not None for n in last.outs) \
             or not s.report.options.get("compile_plan", True):  # (C-ordered arrays back; --no-compile-plan)
         return None, ""
     seen: dict = {}
-    key = (id(tmpl), id(backend), rule, units, tuple(seen.setdefault(n, i) for i, n in enumerate(first)),
+    start = placed[0][0] if placed is not None else tmpl  # (the first unit's windows: where the program starts)
+    key = (id(tmpl.origin), start.where, id(backend), rule, units, tuple(seen.setdefault(n, i) for i, n in enumerate(first)),
            tuple(n.layout for n in first), tuple(n.params for n in first if n.op == "const"))  # (the program
     # passes the float constants it was made with: another value of ``c`` in ``u += c * v``, another program)
     got = _PROGRAMS.get(key)
-    if got is None or got.tmpl is not tmpl or got.backend is not backend:
+    if got is None or got.tmpl is not tmpl.origin or got.backend is not backend:
         if len(_PROGRAMS) >= MAX_PROGRAMS:
             del _PROGRAMS[next(iter(_PROGRAMS))]
-        got = _PROGRAMS[key] = _Compiled(tmpl, backend)
-        outs_a, outs_b = [s.leaf_for(n) for n in last.outs], [s.leaf_for(n) for n in last.outs]  # (two units' values)
+        got = _PROGRAMS[key] = _Compiled(tmpl.origin, backend)
+        if placed is not None:
+            one, two = placed[0], placed[1]
+        else:  # (two units' values, of the plan where it lies)
+            outs_a = [s.leaf_for(n) for n in last.outs]
+            one, two = (tmpl, first, outs_a), (tmpl, _after(first, outs_a, rule), [s.leaf_for(n) for n in last.outs])
         if compiler.background():
             got.job = compiler.submit(("fast-forward", id(got), object()),  # (its own job: ids are reused)
-                                      lambda: got.make(first, outs_a, outs_b, rule, units, line, True))
+                                      lambda: got.make(one, two, units, line, True))
         else:  # (numba compiles it at its first call)
             try:
-                got.make(first, outs_a, outs_b, rule, units, line, False)
+                got.make(one, two, units, line, False)
             except Exception:  # noqa: BLE001 - the units launch one by one, as they did
                 if os.environ.get("JUPYTER_FUSE_STRICT") or os.environ.get("JUPYTER_FUSE_DEBUG"):
                     raise
@@ -433,14 +690,15 @@ def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: in
     return (got, "compiled") if got.blk is not None else (None, "")
 
 
-def _run_program(s: Any, last: _Unit, first: list, rule: tuple, units: int, got: _Compiled) -> list:
+def _run_program(s: Any, last: _Unit, first: list, rule: tuple, units: int, got: _Compiled,
+                 placed: list | None) -> list:
     """Run the program (``_program``) on the values ``last`` left; returns the last unit's kept values (new
     leaves). The plan cache's tape records each unit, as if launched one by one."""
-    tmpl, blk, index, outs_b = got.tmpl, got.blk, got.index, got.outs
+    tmpl, blk, index, outs_b = last.tmpl, got.blk, got.index, got.outs
     values = s.values
     local = {node: values[first[i]] for (_, node), i in zip(blk.inputs, index)}
-    names = [k.name for k in tmpl.plan.kernels]  # (a plan shared between cells: named in each cell anew)
-    if [e["name"] for e, _ in blk.launches] != names:
+    names = tuple(k.name for k in tmpl.plan.kernels)  # (a plan shared between cells: named in each cell anew)
+    if tuple(e["name"] for e, _ in blk.launches) != names:
         blk.launches = [(dict(e, name=name), count) for (e, count), name in zip(blk.launches, names)]
     with s._made_under(), fperrors.pending_errstate(False):
         made = fperrors.modes()
@@ -448,11 +706,16 @@ def _run_program(s: Any, last: _Unit, first: list, rule: tuple, units: int, got:
     tape = s.tape
     leaves, refs = first, []
     for u in range(units if tape is not None else 1):
-        if u:
-            leaves = _after(leaves, refs, rule)
-        refs = [s.leaf_for(node) for node in last.outs]
+        if placed is not None:
+            tmpl, leaves, refs = placed[u]
+        else:
+            if u:
+                leaves = _after(leaves, refs, rule)
+            refs = [s.leaf_for(node) for node in last.outs]
         if tape is not None:
-            tape.on_eval(tmpl, leaves, [(o, None) for o in refs], made)
+            tape.on_eval(tmpl, leaves, [(o, None) for o in refs], made, names)
+    if placed is not None:
+        refs = placed[-1][2]
     for node, mine in zip(refs, outs_b):
         values[node] = local[mine]
     return refs

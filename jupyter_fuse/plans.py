@@ -46,7 +46,8 @@ class Template:
     dependency order; ``leaves`` are the positions of the values it reads, ``outs`` of the values
     it keeps (targets, live arrays, storages of kept views)."""
 
-    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared", "inner", "where", "leaf_nodes", "places")
+    __slots__ = ("plan", "frame", "leaves", "outs", "breaks", "prepared", "inner", "where", "leaf_nodes", "places",
+                 "origin")
 
     def __init__(self, plan: fuse.Plan, frame: list[Node], values: dict, where: tuple = ()) -> None:
         self.plan, self.frame, self.where = plan, frame, where  # where: its views' own places (``key``)
@@ -61,6 +62,7 @@ class Template:
         self.inner: list[tuple[int, int]] | None = None  # see kept_inside
         self.leaf_nodes: list[Node] | None = None  # the frame's nodes at ``leaves`` (made at the first run)
         self.places: dict[tuple, Template] = {}  # where -> this plan moved there (``at``)
+        self.origin: Template = self  # the template this one is moved from (``moved``), or itself
 
     def at(self, frame: list[Node], where: tuple) -> "Template | None":
         """This plan for ``frame``, a graph with this template's key whose views lie at ``where``: itself, or
@@ -94,6 +96,7 @@ class Template:
             return None
         t = copy.copy(self)  # (positions, cuts: the same)
         t.plan, t.frame, t.where, t.prepared, t.inner, t.leaf_nodes, t.places = plan, frame, where, {}, None, None, {}
+        t.origin = self.origin
         return t
 
     def kept_inside(self) -> list[tuple[int, int]]:

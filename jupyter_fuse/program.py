@@ -473,7 +473,7 @@ def _constant(part: tuple) -> tuple | None:
 
 def launches(entry: Any) -> int:
     """The kernel launches of one replay of the entry's tape."""
-    return sum(len(step[1].plan.kernels) for step in entry.steps if step[0] == "eval")
+    return sum(len(step[4]) for step in entry.steps if step[0] == "eval")  # (its kernels' names)
 
 
 def build(entry: Any, backend: Any) -> Program | None:
@@ -543,32 +543,32 @@ def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, 
     return kept, too_big, cut
 
 
-def unit_loop(backend: Any, tmpl: Any, first: tuple[list[Node], list[Node]], second: tuple[list[Node], list[Node]],
-              count: int) -> Block | None:
-    """A fast-forwarded loop (``loops.py``) as one block: ``count`` runs of ``tmpl``'s plan, each on what the
-    run before kept. ``first`` and ``second`` are two such runs' (leaves, kept values), the second reading
-    the first's where a run reads the one before. Built from those two alone: the loop ``_loop`` finds in
-    them runs ``count`` times, where nothing but the carried arrays changes between runs (no table, no
-    moving offset, no history). The block's inputs are ``first``'s leaves, its outputs ``second``'s kept
+def unit_loop(backend: Any, first: tuple[Any, list[Node], list[Node]], second: tuple[Any, list[Node], list[Node]],
+              count: int, moves: bool = False) -> Block | None:
+    """A fast-forwarded loop (``loops.py``) as one block: ``count`` runs of a plan, each on what the run before
+    kept. ``first`` and ``second`` are two such runs' (plan, leaves, kept values), the second reading the
+    first's where a run reads the one before. Built from those two alone: the loop ``_loop`` finds in them runs
+    ``count`` times, where nothing but the carried arrays changes between runs (no table, no history, no
+    moving offset unless ``moves``: the caller has checked that every run's windows lie as far on as the
+    second's from the first's). The block's inputs are ``first``'s leaves, its outputs ``second``'s kept
     values (the last run's). None where that does not hold or a kernel cannot be called from compiled code."""
     if getattr(backend, "call_spec", None) is None:
         return None
     b = _Builder(backend, set())
-    names = tuple(k.name for k in tmpl.plan.kernels)
-    for leaves, outs in (first, second):
-        b.eval_step(("eval", tmpl, leaves, [(o, None) for o in outs], names))
+    for tmpl, leaves, outs in (first, second):
+        b.eval_step(("eval", tmpl, leaves, [(o, None) for o in outs], tuple(k.name for k in tmpl.plan.kernels)))
     actions = b.finish()
     if len(actions) != 1 or actions[0][0] != "block":
         return None
     blk = actions[0][1]
-    _outputs(actions, set(second[1]))
+    _outputs(actions, set(second[2]))
     period = len(blk.parts) // 2
-    if sum(len(nodes) for _, nodes in blk.outputs) != len(second[1]) or not period \
-            or not {n for _, n in blk.inputs} <= set(first[0]):
+    if sum(len(nodes) for _, nodes in blk.outputs) != len(second[2]) or not period \
+            or not {n for _, n in blk.inputs} <= set(first[1]):
         return None  # (a kept value no kernel makes, or a leaf no run before made: not a rotation)
     last_read = {v: i for i, u in enumerate(blk.parts) for v in u.ins}
     loop = _loop(blk.parts, 0, period, 2, {v for v, _ in blk.outputs}, last_read, blk, False)
-    if loop is None or loop.history or loop.tables or loop.moved or any(any(d) for d in loop.deltas):
+    if loop is None or loop.history or loop.tables or loop.moved or not moves and any(any(d) for d in loop.deltas):
         return None
     loop.count = count
     loop.key = (loop.key[0], count, *loop.key[2:])

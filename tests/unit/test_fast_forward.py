@@ -38,6 +38,9 @@ FORWARDED = {
                                 "    c += (u > 0.5)\n    u = np.where(u > 0.5, u * 0.5, u + 0.1)\n",
 }
 
+WINDOWS_RECURRENCE = ("r = np.linspace(-0.02, 0.02, 500) ** 2\ns2 = np.zeros(500)\ns2[0] = 1e-4\n",
+                      "for t in range(1, len(r)):\n    s2[t] = 1e-6 + 0.1 * r[t - 1] + 0.85 * s2[t - 1]\n")
+
 
 def _forwarded(source: str, setup: str = SETUP, backend: str = "numpy"):
     opts = {"backend": "cupy", "dry_run": True} if backend == "cupy-dry" else {"backend": backend}
@@ -51,21 +54,24 @@ def test_a_loop_of_one_graph_is_fast_forwarded_with_numpys_results(name, backend
     assert r.loops and all(loop["iterations"] > 200 for loop in r.loops), r.loops
 
 
-@pytest.mark.parametrize("backend", ["numpy", "cpu"])
-def test_fast_forwarded_values_are_the_traced_ones_to_the_bit(backend, monkeypatch):
+@pytest.mark.parametrize("backend, setup, source, name, ops", [
+    ("numpy", SETUP, HEAT, "u", 300 * 7), ("cpu", SETUP, HEAT, "u", 300 * 7),
+    ("cpu", *WINDOWS_RECURRENCE, "s2", 499 * 5),  # (its windows moved: ``test_a_loop_whose_windows_move...``)
+])
+def test_fast_forwarded_values_are_the_traced_ones_to_the_bit(backend, setup, source, name, ops, monkeypatch):
     """The same plan on the same values: bit for bit what tracing every iteration gives, the same op and
     kernel counts."""
     runs = []
     for on in ("on", "off"):
         monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", on)
         ns = {"np": np}
-        exec(SETUP, ns)
-        r = jupyter_fuse.run_cell(HEAT, ns, backend=backend, cache=False)
-        runs.append((ns["u"], r))
+        exec(setup, ns)
+        r = jupyter_fuse.run_cell(source, ns, backend=backend, cache=False)
+        runs.append((ns[name], r))
     (a, ra), (b, rb) = runs
     assert ra.loops and not rb.loops
     assert a.tobytes() == b.tobytes()
-    assert ra.ops == rb.ops == 300 * 7
+    assert ra.ops == rb.ops == ops
 
 
 NOT_FORWARDED = {  # loops it must trace: what their Python does is not in the graph
@@ -224,3 +230,100 @@ def test_a_compiled_fast_forward_waits_for_its_background_compile(monkeypatch):
     ns, r = _heat_run()
     assert r.loops[0]["how"] == "compiled"
 
+
+
+# -- moving windows: the loop variable as a term of an index ------------------------------------------
+
+WINDOWS = {  # loops whose windows move by as much each iteration (``loops._indexes_only``)
+    "row sweep": ("g = np.linspace(0.0, 1.0, 2400).reshape(300, 8)\n",
+                  "for i in range(1, 300):\n    g[i, :] = g[i, :] - 0.3 * g[i - 1, :]\n"),
+    "column sweep": ("g = np.linspace(0.0, 1.0, 2400).reshape(8, 300)\n",
+                     "for j in range(1, 299):\n    g[:, j] = 0.5 * (g[:, j - 1] + g[:, j + 1])\n"),
+    "recurrence": WINDOWS_RECURRENCE,
+    "backward pass": ("d = np.linspace(1.0, 2.0, 300)\nc = np.linspace(0.1, 0.2, 300)\nx = np.zeros(300)\n",
+                      "for i in range(298, -1, -1):\n    x[i] = d[i] - c[i] * x[i + 1]\n"),
+    "a row kept each step": ("state = np.ones(3)\ntraj = np.zeros((300, 3))\n",
+                             "for i in range(300):\n    state = state * 0.99 + 0.01\n    traj[i] = state\n"),
+    "a window of three": ("x = np.linspace(0.0, 1.0, 400)\ny = np.zeros(400)\n",
+                          "for i in range(398):\n    y[i] = x[i:i + 3].sum() * 2\n"),
+    "from the end": ("x = np.linspace(0.0, 1.0, 400)\ny = np.zeros(400)\n",
+                     "for i in range(1, 400):\n    y[-i] = x[i] + y[-i + 1]\n"),
+    "range steps of three": ("x = np.linspace(0.0, 1.0, 1200)\ny = np.zeros(1200)\n",
+                             "for k in range(3, 1197, 3):\n    y[k:k + 3] = x[k:k + 3] * 2 + y[k - 3:k]\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(WINDOWS))
+@pytest.mark.parametrize("backend", ["numpy", "cpu", "cupy-dry"])
+def test_a_loop_whose_windows_move_is_fast_forwarded_with_numpys_results(name, backend):
+    """As one compiled program (cpu); elsewhere traced: launched one by one, each unit's kernels would be
+    bound anew at their new places, which costs more than tracing the unit."""
+    setup, source = WINDOWS[name]
+    r = _forwarded(source, setup, backend=backend)
+    if backend != "cpu":
+        assert not r.loops
+        return
+    (loop,) = r.loops
+    assert loop["iterations"] > 150 and loop["moves"] and loop["how"] == "compiled", loop
+    assert "with its windows moved on" in repr(r)
+
+
+def test_a_window_that_would_wrap_around_stops_the_run_ahead_there(monkeypatch):
+    """``x[i - 300]`` counts from the end until ``i`` reaches 300: no unit is run ahead past it; the units
+    after it are matched anew and run ahead in turn."""
+    ran = _counted(monkeypatch)
+    r = _forwarded("for i in range(400):\n    y[i] = x[i - 300] * 2\n",
+                   "x = np.linspace(0.0, 1.0, 400)\ny = np.zeros(400)\n", backend="cpu")
+    (loop,) = r.loops
+    assert loop["iterations"] > 350 and loop["of"] == 400 and loop["runs"] == 1, loop
+    assert len([units for units, _ in ran if units]) == 2, ran
+
+
+def _counted(monkeypatch) -> list:
+    """(units run ahead, whether its windows moved) of each fast-forward."""
+    ran, forward = [], loops._forward
+
+    def counted(s, last, *a):
+        got = forward(s, last, *a)
+        ran.append((got[0], last.move is not None))
+        return got
+    monkeypatch.setattr(loops, "_forward", counted)
+    return ran
+
+
+def test_an_index_past_the_end_raises_numpys_error_at_numpys_iteration(monkeypatch):
+    """The run ahead stops before the window leaves the array; the iteration NumPy fails at is traced, and
+    raises NumPy's IndexError with everything before it written."""
+    ran = _counted(monkeypatch)
+    check("for i in range(420):\n    y[i] = x[i] * 2\n", "x = np.linspace(0.0, 1.0, 400)\ny = np.zeros(400)\n",
+          cache=False, backend="cpu")
+    assert ran and ran[0][0] > 10 and ran[0][1], ran
+
+
+@pytest.mark.parametrize("source", [
+    "for i in range(1, n):\n    u[i, :] = u[i, :] - a * u[i - 1, :]\n",
+    "for i in range(n):\n    x[i:i + w] = y[n - 1 - i] * 2\n",
+    "for i in range(n):\n    x[-i] = y[+i]\n",
+])
+def test_mark_takes_loops_whose_variable_is_a_term_of_their_indices(source):
+    assert loops.mark(ast.parse(source)) == 1
+
+
+@pytest.mark.parametrize("source", [
+    "for i in range(n):\n    x[perm[i]] = 1.0\n",  # another array's element: not an even move
+    "for i in range(n):\n    x[2 * i] = 1.0\n",
+    "for i in range(n):\n    x[i] = y[i] * i\n",  # the variable as a value too
+    "for i in range(n):\n    x[::i] = 1.0\n",  # a step
+    "for i in range(n):\n    x[i - i] = 1.0\n",
+])
+def test_mark_leaves_indices_that_do_not_move_evenly(source):
+    assert loops.mark(ast.parse(source)) == 0
+
+
+def test_a_cell_whose_windows_ran_ahead_replays_with_numpys_results():
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    setup, source = WINDOWS["recurrence"]
+    assert check(source, setup, backend="cpu").report.loops
+    assert check(source, setup.replace("1e-4", "2e-4"), backend="cpu").report.cache == "hit"
