@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import warnings
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[0] = os.path.join(HERE, "..", "tests")  # (in place of bench/: there `fuzz` would be this very script)
@@ -51,13 +52,18 @@ def main() -> int:
                          "iterations on), and count the loops it ran ahead")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    forwarded = [0, 0]  # loops fast-forwarded, of them as one compiled program
+    forwarded = [0, 0, 0]  # loops fast-forwarded, of them as one compiled program, of them with moving windows
     if args.fast_forward_all:
         from jupyter_fuse import loops
 
         loops.UNIT_OPS, loops.MIN_UNITS, loops.MIN_ITERATIONS, loops.MIN_PROGRAM_LAUNCHES = 1, 1, 2, 1
         real_forward, real_program = loops._forward, loops._run_program
-        loops._forward = lambda *a: forwarded.__setitem__(0, forwarded[0] + 1) or real_forward(*a)
+        def counted(s: Any, last: Any, *a: Any) -> int:
+            units, cut = real_forward(s, last, *a)
+            forwarded[0] += units > 0
+            forwarded[2] += units > 0 and last.move is not None
+            return units, cut
+        loops._forward = counted
         loops._run_program = lambda *a: forwarded.__setitem__(1, forwarded[1] + 1) or real_program(*a)
 
     t0 = time.perf_counter()
@@ -80,7 +86,8 @@ def main() -> int:
     cats = collections.Counter(d.category for d in found)
     print(f"\nbackend {args.backend}: {args.n} {'loop ' * (args.kind == 'loops')}programs (seeds {args.seed}..{args.seed + args.n - 1}), {runs} runs "
           f"({hits} plan-cache replays), {raising} programs end in NumPy's exception, "
-          f"{time.perf_counter() - t0:.0f} s" + (f", {forwarded[0]} loops fast-forwarded ({forwarded[1]} as one compiled program)"
+          f"{time.perf_counter() - t0:.0f} s" + (f", {forwarded[0]} loops fast-forwarded ({forwarded[1]} as one compiled program, "
+                                                        f"{forwarded[2]} with moving windows)"
                                                         if args.fast_forward_all else ""))
     for cat, n in sorted(cats.items()):
         print(f"  {n:5d}  {cat}")

@@ -88,6 +88,12 @@ class _Body:
 
     def element(self) -> str:
         r, c = self.r, self.c()
+        if r.random() < 0.3:  # windows that move with the loop's variable: from the end, backwards, past an end
+            return r.choice([f"for j in range(n):\n        v[j - 2] = v[j - 1] * {c} + u[j]",
+                             f"for j in range(n - 1, 0, -1):\n        u[j] = u[j - 1] * {c} + u[j]",
+                             f"for j in range(n - 2):\n        v[j:j + 2] = u[j + 1:j + 3] * {c}",
+                             f"for j in range(1, n + 1):\n        v[j] = v[j - 1] + u[-j]",
+                             f"for j in range(2, n):\n        w[j] = w[j - 2] * {c} + v[j - 1:j + 1].sum()"])
         if r.random() < 0.5 and not self.ints:
             return (f"for j in range(1, n - 1):\n        u[j] = {r.choice(['0.5', c])} * (u[j - 1] + u[j + 1])"
                     if r.random() < 0.5 else f"for j in range(n):\n        v[j] = v[j] * {c} + u[j]")
