@@ -263,6 +263,30 @@ def _mandelbrot(n: int, iters: int) -> dict:
             "iters": iters}
 
 
+# implicit heat steps, each a tridiagonal solve (the Thomas algorithm) written element by element as a
+# numerical-methods course writes it: a forward sweep and a back substitution, each reading the element
+# the last iteration wrote
+THOMAS = """\
+for step in range(nsteps):
+    d = u.copy()
+    cp[0] = c / b
+    dp[0] = d[0] / b
+    for i in range(1, n):
+        m = b - a * cp[i - 1]
+        cp[i] = c / m
+        dp[i] = (d[i] - a * dp[i - 1]) / m
+    u[n - 1] = dp[n - 1]
+    for i in range(n - 2, -1, -1):
+        u[i] = dp[i] - cp[i] * u[i + 1]
+"""
+
+
+def _thomas(n: int, nsteps: int) -> dict:
+    r = 0.4  # (dt / dx**2 of the implicit scheme: -r u[i-1] + (1 + 2r) u[i] - r u[i+1] = d[i])
+    return {"np": np, "u": np.sin(np.linspace(0.0, np.pi, n)) + 0.1 * _rng().random(n), "cp": np.zeros(n),
+            "dp": np.zeros(n), "n": n, "nsteps": nsteps, "a": -r, "b": 1.0 + 2.0 * r, "c": -r}
+
+
 PROGRAMS = [
     Program("heat1d", HEAT1D, lambda s: _heat1d(**s),
             {"tiny": dict(nx=50, nt=20), "small": dict(nx=1000, nt=500), "large": dict(nx=2_000_000, nt=20)},
@@ -292,6 +316,9 @@ PROGRAMS = [
     Program("gauss_seidel", GAUSS_SEIDEL, lambda s: _gauss_seidel(**s),
             {"tiny": dict(n=5, max_sweeps=3), "small": dict(n=12, max_sweeps=20), "large": dict(n=40, max_sweeps=20)},
             ("u", "sweeps", "change"), steers=True),
+    Program("thomas", THOMAS, lambda s: _thomas(**s),
+            {"tiny": dict(n=20, nsteps=2), "small": dict(n=300, nsteps=4), "large": dict(n=20000, nsteps=2)},
+            ("u", "cp", "dp")),
     Program("mandelbrot", MANDELBROT, lambda s: _mandelbrot(**s),
             {"tiny": dict(n=12, iters=6), "small": dict(n=200, iters=30), "large": dict(n=1000, iters=20)},
             ("z", "count")),
