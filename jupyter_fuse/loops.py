@@ -69,18 +69,19 @@ def mark(tree: ast.Module) -> int:
     blocks, inside the functions it defines) whose body may be fast-forwarded in a call of ``driver``, with
     the names the body binds and reads. Returns how many were marked."""
     marked = 0
+    functions = _functions(tree)
     todo = list(tree.body)
     while todo:
         stmt = todo.pop()
-        names = _eligible(stmt)
+        names = _eligible(stmt, functions)
         if names is not None:
-            assigned, loaded, moves = names
+            assigned, loaded, moves, calls = names
             # (by import, not by a name of the cell's: a function the cell defines may be called anywhere later)
             driver = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant(__name__)], []),
                                    "loops", ast.Load())
             call = ast.Call(ast.Attribute(driver, "driver", ast.Load()), [
                 stmt.iter, ast.Constant(stmt.lineno), ast.Constant(tuple(assigned)), ast.Constant(tuple(loaded)),
-                ast.Constant(moves)], [])
+                ast.Constant(moves), ast.Constant(calls)], [])
             stmt.iter = ast.copy_location(call, stmt.iter)
             ast.fix_missing_locations(stmt)
             marked += 1
@@ -92,15 +93,34 @@ def mark(tree: ast.Module) -> int:
     return marked
 
 
-def _eligible(stmt: ast.stmt) -> tuple[list[str], list[str], bool] | None:
-    """(names bound, names read, whether its windows move: ``_indexes_only``) by the body of a loop that only
-    computes arrays, or None."""
+def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] | None = None) \
+        -> tuple[list[str], list[str], bool, tuple[tuple[str, int], ...]] | None:
+    """(names bound, names read, whether its windows move: ``_indexes_only``, the functions of the cell it calls
+    (``_functions``): their names and lines) by the body of a loop that only computes arrays, or None."""
     if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and isinstance(stmt.iter, ast.Call)
             and isinstance(stmt.iter.func, ast.Name) and stmt.iter.func.id == "range" and not stmt.iter.keywords):
         return None
     assigned: dict[str, None] = {}
     loaded: dict[str, None] = {}
-    for s in stmt.body:
+    calls: dict[str, None] = {}
+    functions = functions or {}
+    if not _computes(stmt.body, assigned, loaded, calls, functions):
+        return None
+    target = stmt.target.id
+    if target in assigned or target in loaded and not _indexes_only(stmt.body, target):
+        return None  # (each iteration's graph would hold another value)
+    for name in calls:  # (what the functions it calls read from outside, the functions they call among them:
+        loaded.update(dict.fromkeys(functions[name][1]))  # checked at run time as the body's reads)
+    moves = target in loaded
+    loaded = {n: None for n in loaded if n not in assigned and n != target}
+    return [*assigned], [*loaded], moves, tuple((name, functions[name][0]) for name in loaded if name in functions)
+
+
+def _computes(body: list[ast.stmt], assigned: dict[str, None], loaded: dict[str, None], calls: dict[str, None],
+              functions: dict) -> bool:
+    """Does ``body`` only assign names and array elements, and call NumPy, a few builtins and ``functions``?
+    Collects the names it binds and reads, and the functions of the cell it calls."""
+    for s in body:
         if isinstance(s, ast.Assign):
             targets, value = s.targets, s.value
         elif isinstance(s, ast.AugAssign):
@@ -110,25 +130,81 @@ def _eligible(stmt: ast.stmt) -> tuple[list[str], list[str], bool] | None:
         elif isinstance(s, ast.Pass):
             continue
         else:
-            return None
+            return False
         for t in targets:
             for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
                 if isinstance(e, ast.Name):
                     assigned[e.id] = None
                 elif isinstance(e, ast.Subscript) and _rooted(e.value):
-                    if not _pure(e.slice, loaded):
-                        return None
-                    _pure(e.value, loaded)
+                    if not _pure(e.slice, loaded, calls, functions):
+                        return False
+                    _pure(e.value, loaded, calls, functions)
                 else:
-                    return None
+                    return False
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             loaded[s.target.id] = None
-        if not _pure(value, loaded):
-            return None
-    target = stmt.target.id
-    if target in assigned or target in loaded and not _indexes_only(stmt.body, target):
-        return None  # (each iteration's graph would hold another value)
-    return list(assigned), [n for n in loaded if n not in assigned and n != target], target in loaded
+        if not _pure(value, loaded, calls, functions):
+            return False
+    return True
+
+
+def _functions(tree: ast.Module) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """The functions the cell defines at its top level (``def``, or a name bound to a ``lambda``) that only
+    compute arrays (``_computes``, then a ``return``): a loop calling them may be fast-forwarded, their Python
+    skipped with the loop's. Name -> (line, the names they read from outside, theirs and those of the
+    functions they call)."""
+    found: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {}  # (line, reads, calls)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef):
+            fn, args, body = stmt, stmt.args, list(stmt.body)
+            if stmt.decorator_list or stmt.returns is not None:
+                continue
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]  # (a docstring)
+            if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+                continue
+            result, body = body[-1].value, body[:-1]
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.Lambda):
+            fn, args, body, result = stmt.value, stmt.value.args, [], stmt.value.body
+        else:
+            continue
+        if args.vararg or args.kwarg or args.posonlyargs or args.kwonlyargs:
+            continue
+        assigned = dict.fromkeys(a.arg for a in args.args)
+        loaded: dict[str, None] = {}
+        calls: dict[str, None] = {}
+        if not _computes(body, assigned, loaded, calls, _ANY) or not _pure(result, loaded, calls, _ANY):
+            continue
+        name = stmt.name if isinstance(stmt, ast.FunctionDef) else stmt.targets[0].id
+        found[name] = (fn.lineno, tuple(n for n in loaded if n not in assigned), tuple(calls))
+    pure = set(found)
+    while True:  # (a function calling one that is not pure is not)
+        out = {name for name in pure if any(c not in pure for c in found[name][2])}
+        if not out:
+            break
+        pure -= out
+    functions = {}
+    for name in pure:
+        reads, todo, seen = dict.fromkeys(found[name][1]), list(found[name][2]), set()
+        while todo:
+            c = todo.pop()
+            if c not in seen:
+                seen.add(c)
+                reads.update(dict.fromkeys([c, *found[c][1]]))
+                todo.extend(found[c][2])
+        functions[name] = (found[name][0], tuple(reads))
+    return functions
+
+
+class _Any(dict):
+    """Every name a function of the cell's (``_functions`` checks which, after)."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+_ANY = _Any()
 
 
 def _indexes_only(body: list[ast.stmt], target: str) -> bool:
@@ -181,7 +257,8 @@ def _rooted(e: ast.expr) -> bool:
     return isinstance(e, ast.Name)
 
 
-def _pure(e: ast.AST, loaded: dict[str, None]) -> bool:
+def _pure(e: ast.AST, loaded: dict[str, None], calls: dict[str, None] | None = None,
+          functions: dict | None = None) -> bool:
     for n in ast.walk(e):
         if not isinstance(n, _EXPRS):
             return False  # (a lambda, a comprehension, a walrus, a yield, an f-string: not a plain computation)
@@ -190,7 +267,9 @@ def _pure(e: ast.AST, loaded: dict[str, None]) -> bool:
         elif isinstance(n, ast.Attribute) and n.attr in _IMPURE:
             return False
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id not in _CALLS:
-            return False  # (a function of the cell's, print: what it does is not in the graph)
+            if functions is None or n.func.id not in functions:
+                return False  # (print, a function of another cell's: what it does is not in the graph)
+            calls[n.func.id] = None  # type: ignore[index]
     return True
 
 
@@ -246,7 +325,8 @@ class _Unit:
         return tuple(rule)
 
 
-def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...], moves: bool = False) -> Any:
+def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...], moves: bool = False,
+           calls: tuple[tuple[str, int], ...] = ()) -> Any:
     """The loop's iterable: itself, or an iterator that fast-forwards it (``_run``)."""
     from .session import active
 
@@ -258,11 +338,11 @@ def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[st
     frame = sys._getframe(1)  # (the loop's: the cell's, or a function's it defines)
     if frame.f_globals is not s.namespace:
         return iterable  # (a function of an earlier cell's)
-    return _run(s, frame, iterable, line, assigned, loaded, moves)
+    return _run(s, frame, iterable, line, assigned, loaded, moves, dict(calls))
 
 
 def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...],
-         moves: bool) -> Iterator[int]:
+         moves: bool, calls: dict[str, int]) -> Iterator[int]:
     n = len(r)
     yield r[0]
     start = s.report.ops
@@ -278,7 +358,7 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
     ops = s.report.ops
     again, cuts = False, 0  # (this run of the loop has run units ahead already; times a window cut it short)
     while m and n - j >= MIN_UNITS * m + 1:
-        unit = _end_unit(s, frame, assigned, loaded, events, s.report.ops - ops, units[-1] if units else None)
+        unit = _end_unit(s, frame, assigned, loaded, calls, events, s.report.ops - ops, units[-1] if units else None)
         if unit is None and (any(units) or len(units) >= 3):
             break  # (Python did more than make the graph: the loop goes on traced)
         units.append(unit)
@@ -302,8 +382,8 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
         j += 1
 
 
-def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], events: tuple | None,
-              ops: int, prev: _Unit | None) -> _Unit | None:
+def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], calls: dict[str, int],
+              events: tuple | None, ops: int, prev: _Unit | None) -> _Unit | None:
     """Compute the graph the unit made; None where the unit did anything besides making it."""
     if events is not None and (s.events, fperrors.state()) != events:
         return None  # (a sync, a call outside the trace, a new input, np.seterr: Python saw or did more)
@@ -326,7 +406,7 @@ def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, 
             return None
         if type(v) is LazyArray:
             lazies.append((name, v))
-        elif not _plain(v):
+        elif not _plain(v) and not (name in calls and _the_function(v, calls[name], frame)):
             return None
     s.last_eval = None
     s.keep_eval = True
@@ -400,6 +480,15 @@ def _mover(form: Any, now: list[int], step: list[int]) -> Callable[[int], Any]:
             return repr(x)
         raise TypeError(x)
     return eval("lambda u: " + source(form))  # noqa: S307 - made of ints, strings and None only
+
+
+def _the_function(v: Any, line: int, frame: Any) -> bool:
+    """Is ``v`` the function the cell defines at ``line`` (``_functions``), with nothing of its own besides
+    plain defaults (no closure): what it computes is all in the graph."""
+    code = getattr(v, "__code__", None)
+    return code is not None and code.co_firstlineno == line and code.co_filename == frame.f_code.co_filename \
+        and getattr(v, "__closure__", None) is None and all(map(_plain, getattr(v, "__defaults__", None) or ())) \
+        and not getattr(v, "__kwdefaults__", None)
 
 
 def _plain(v: Any, depth: int = 0) -> bool:

@@ -34,6 +34,10 @@ FORWARDED = {
     "a function's loop": "def relax(p, b, nit):\n    for q in range(nit):\n        pn = p.copy()\n"
                          "        p[1:-1] = 0.5 * (pn[2:] + pn[:-2]) - b[1:-1]\n        p[-1] = 0\n    return p\n"
                          "for n in range(3):\n    v = relax(v, u * 0.01, nt)\n",
+    "a function of the cell's": "def step(a, k):\n    a[1:-1] += k * (a[:-2] - 2 * a[1:-1] + a[2:])\n    return a\n"
+                                "for n in range(nt):\n    u = step(u, nu)\n",
+    "functions calling functions": "f = lambda x: x * 0.5 + t\ndef g(x, y):\n    z = f(x) - y\n    return np.abs(z)\n"
+                                   "for k in range(nt):\n    u = g(u, v)\n",
     "an int accumulator array": "c = np.zeros(50, dtype=np.int64)\nfor k in range(nt):\n"
                                 "    c += (u > 0.5)\n    u = np.where(u > 0.5, u * 0.5, u + 0.1)\n",
 }
@@ -81,6 +85,8 @@ NOT_FORWARDED = {  # loops it must trace: what their Python does is not in the g
     "a random draw": "rng = np.random.default_rng(3)\nfor k in range(nt):\n    u = u + rng.random(50)\n",
     "an untraced call": "for k in range(nt):\n    u = np.sort(u) * 0.5\n",
     "a print": "for k in range(nt):\n    u = u * 0.5\n    print(k)\n",
+    "a function appending": "h = []\ndef f(x):\n    h.append(x)\n    return x * 0.5\nfor k in range(nt):\n    u = f(u)\n",
+    "a function's name rebound": "def f(x):\n    return x * 0.5\nf = np.sqrt\nfor k in range(nt):\n    u = f(u) + 0.1\n",
 }
 
 
@@ -92,7 +98,8 @@ def test_a_loop_whose_python_does_more_is_traced(name):
 
 @pytest.mark.parametrize("source", [
     "for k in range(nt):\n    u[k % 50] = 0.0\n",  # the loop variable: another graph each iteration
-    "def f(x):\n    return x * 0.5\nfor k in range(nt):\n    u = f(u)\n",  # a function of the cell's
+    "def f(x):\n    print(x)\n    return x * 0.5\nfor k in range(nt):\n    u = f(u)\n",  # a function that prints
+    "def f(x):\n    if x[0] > 0:\n        return x\n    return x * 0.5\nfor k in range(nt):\n    u = f(u)\n",  # a branch
     "for k in range(nt):\n    if k > 3:\n        u = u * 0.5\n",  # a branch
     "for k in [1, 2, 3]:\n    u = u * 0.5\n",  # not a range
     "for k in range(nt):\n    u = u * 0.5\n    np.random.seed(1)\n",  # NumPy's generator
@@ -327,3 +334,16 @@ def test_a_cell_whose_windows_ran_ahead_replays_with_numpys_results():
     setup, source = WINDOWS["recurrence"]
     assert check(source, setup, backend="cpu").report.loops
     assert check(source, setup.replace("1e-4", "2e-4"), backend="cpu").report.cache == "hit"
+
+
+def test_the_cells_functions_that_only_compute_arrays():
+    """``def`` and ``lambda`` at the cell's top level; a function calling one that does more is not one; each
+    with the names it reads from outside, those of the functions it calls among them."""
+    tree = ast.parse("f = lambda x: x * c\n"
+                     "def g(a, k=2.0):\n    '''doc'''\n    b = f(a) + k\n    a[0] = b[1]\n    return b, a\n"
+                     "def h(a):\n    print(a)\n    return a\n"
+                     "def j(a):\n    return h(a) * 2\n"
+                     "def r(*a):\n    return a\n")
+    got = loops._functions(tree)
+    assert set(got) == {"f", "g"}
+    assert got["f"] == (1, ("c",)) and got["g"][0] == 2 and set(got["g"][1]) == {"f", "c"}
