@@ -12,13 +12,19 @@ and left each name holding the same kind of value in the same buffer (``_Unit.re
 for the units left, each on what the last one computed, without running their Python: no trace, no
 plan; the loop's last iterations are traced as usual.
 
+Two kinds of loops make a graph that differs from the last one's in a known way. A loop whose variable
+is a term of its indices (``u[i - 1, :]``, ``traj[i] = state``) makes the same plan with its windows
+moved on by as much each unit: each unit ahead is that plan placed as far on again, as long as NumPy
+takes every window there (``windows.py``), as one compiled program (``_forward``). A loop calling functions
+the cell defines that only compute arrays (``_functions``) makes the graph their bodies make.
+
 That is only right where the body's Python does nothing but build that graph, which the graph's values
 cannot change (its shapes and dtypes are the plan's): ``mark`` lets through only assignments of names
-and subscripts and calls of NumPy; at run time every unit checks that nothing but the unit's own graph
-was computed in it (no sync, no call outside the trace, no new input), that every name the body binds
-holds a lazy array and every name it reads is plain data, that no name took over another's array (the
-user's arrays swapped by name), and that NumPy's error state did not change. Where any of that fails
-the loop runs on, traced as usual. ``JUPYTER_FUSE_FASTFORWARD=off`` turns it off.
+and subscripts and calls of NumPy (and of such functions); at run time every unit checks that nothing
+but the unit's own graph was computed in it (no sync, no call outside the trace, no new input), that
+every name the body binds holds a lazy array and every name it reads is plain data, that no name took
+over another's array (the user's arrays swapped by name), and that NumPy's error state did not change.
+Where any of that fails the loop runs on, traced as usual. ``JUPYTER_FUSE_FASTFORWARD=off`` turns it off.
 """
 
 from __future__ import annotations
@@ -28,13 +34,12 @@ import math
 import os
 import sys
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
-from . import abandon, fperrors, program, views
+from . import abandon, fperrors, program, windows
 from .backends import compiler
-from .ir import Node
 from .trace import LazyArray
 
 UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
@@ -95,7 +100,7 @@ def mark(tree: ast.Module) -> int:
 
 def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] | None = None) \
         -> tuple[list[str], list[str], bool, tuple[tuple[str, int], ...]] | None:
-    """(names bound, names read, whether its windows move: ``_indexes_only``, the functions of the cell it calls
+    """(names bound, names read, whether its windows move: ``windows.indexes_only``, the functions of the cell it calls
     (``_functions``): their names and lines) by the body of a loop that only computes arrays, or None."""
     if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and isinstance(stmt.iter, ast.Call)
             and isinstance(stmt.iter.func, ast.Name) and stmt.iter.func.id == "range" and not stmt.iter.keywords):
@@ -107,7 +112,7 @@ def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] 
     if not _computes(stmt.body, assigned, loaded, calls, functions):
         return None
     target = stmt.target.id
-    if target in assigned or target in loaded and not _indexes_only(stmt.body, target):
+    if target in assigned or target in loaded and not windows.indexes_only(stmt.body, target):
         return None  # (each iteration's graph would hold another value)
     for name in calls:  # (what the functions it calls read from outside, the functions they call among them:
         loaded.update(dict.fromkeys(functions[name][1]))  # checked at run time as the body's reads)
@@ -207,49 +212,6 @@ class _Any(dict):
 _ANY = _Any()
 
 
-def _indexes_only(body: list[ast.stmt], target: str) -> bool:
-    """Is ``target`` read only as a term of an index, ``u[i - 1, 1:-1]`` or ``x[k:k + w]`` (``i`` plus or
-    minus what the body does not change), of a subscript not itself inside an index? Then each iteration's
-    graph is the last one's with its windows moved by as much (``_Unit.reads`` checks it, ``_moved`` checks
-    that every window NumPy takes there is the one moved so). ``x[perm[i]]``, ``x[2 * i]``, ``x[i % n]``: not
-    windows that move evenly."""
-    uses = sum(isinstance(n, ast.Name) and n.id == target for s in body for n in ast.walk(s))
-    found = 0
-    todo: list[ast.AST] = list(body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.Subscript):
-            todo.append(n.value)
-            for e in (n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]):
-                parts = [e.lower, e.upper] if isinstance(e, ast.Slice) else [e]
-                if isinstance(e, ast.Slice) and e.step is not None and _reads(e.step, target):
-                    return False
-                for part in parts:
-                    if part is not None and _reads(part, target):
-                        if not _term(part, target):
-                            return False
-                        found += 1
-            continue  # (an index's other terms hold no subscript that reads it: ``_term``)
-        todo.extend(ast.iter_child_nodes(n))
-    return found == uses
-
-
-def _reads(e: ast.AST, target: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(e))
-
-
-def _term(e: ast.expr, target: str) -> bool:
-    """``e`` is ``target`` or ``-target``, plus or minus terms that do not read it."""
-    if isinstance(e, ast.Name):
-        return e.id == target
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.UAdd, ast.USub)):
-        return _term(e.operand, target)
-    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
-        left, right = _reads(e.left, target), _reads(e.right, target)
-        return _term(e.left, target) if left and not right else right and not left and _term(e.right, target)
-    return False
-
-
 def _rooted(e: ast.expr) -> bool:
     """``u`` or ``u[...]`` or ``u.T[...]``: an array named by the cell."""
     while isinstance(e, (ast.Subscript, ast.Attribute)):
@@ -291,25 +253,17 @@ class _Unit:
     def reads(self, before: "_Unit", moves: bool = False) -> tuple | None:
         """Where each of this unit's leaves comes from: the same leaf as ``before``'s (a constant, an input,
         a value no unit writes), or ``before``'s kept value at a position; None if neither. ``moves``: its
-        windows may lie elsewhere than ``before``'s (``_indexes_only``); then ``move`` is set to those that
-        do: (their position in ``plans.key``'s order, the window ``u`` units on: ``_mover``)."""
+        windows may lie elsewhere than ``before``'s (``windows.indexes_only``); then ``move`` is set to those
+        that do (``windows.moves``)."""
         if self.tmpl.origin is not before.tmpl.origin or self.ops != before.ops or self.roles != before.roles \
                 or any(r[2] == "?" for r in self.roles):
             return None
         if self.tmpl is not before.tmpl:  # (the same plan, its windows elsewhere: ``plans.Template.at``)
             if not moves:
                 return None
-            self.move = []
-            for k, (mine, theirs) in enumerate(zip(self.tmpl.where, before.tmpl.where)):
-                if mine != theirs:
-                    form, now = _numbers(mine)
-                    was = _numbers(theirs)
-                    if form != was[0]:
-                        return None
-                    try:
-                        self.move.append((k, _mover(form, now, [a - b for a, b in zip(now, was[1])])))
-                    except TypeError:  # (a window's step holds another kind of value: not moved here)
-                        return None
+            self.move = windows.moves(self.tmpl.where, before.tmpl.where)
+            if self.move is None:
+                return None
         if any(kind == "prev" and self.refs[o] is None for _, kind, o in self.held):
             return None  # (a name holds what the unit before kept, which this unit keeps nowhere)
         kept = {ref: o for o, ref in enumerate(before.refs)}
@@ -447,41 +401,6 @@ def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, 
     return _Unit(tmpl, leaves, outs, kept, tuple(roles), ops, list(held.values()), names)
 
 
-_SLOT = object()  # (an int's place in ``_numbers``' form)
-
-
-def _numbers(where: Any) -> tuple[Any, list[int]]:
-    """(``where`` with each int in it a slot, its ints in order): windows' indices and offsets."""
-    got: list[int] = []
-
-    def walk(x: Any) -> Any:
-        if type(x) is tuple:
-            return tuple(walk(y) for y in x)
-        if type(x) is int:
-            got.append(x)
-            return _SLOT
-        return x
-    return walk(where), got
-
-
-def _mover(form: Any, now: list[int], step: list[int]) -> Callable[[int], Any]:
-    """The window ``u`` units on, of one whose numbers are ``now`` and move by ``step`` a unit: ``form`` with
-    its slots ``now + u * step``, as one generated expression (a window is a few nested tuples, made for each
-    unit run ahead)."""
-    numbers = iter(range(len(now)))
-
-    def source(x: Any) -> str:
-        if type(x) is tuple:
-            return "(" + "".join(source(y) + ", " for y in x) + ")"
-        if x is _SLOT:
-            i = next(numbers)
-            return f"{now[i]} + u * {step[i]}" if step[i] else str(now[i])
-        if x is None or type(x) is str:
-            return repr(x)
-        raise TypeError(x)
-    return eval("lambda u: " + source(form))  # noqa: S307 - made of ints, strings and None only
-
-
 def _the_function(v: Any, line: int, frame: Any) -> bool:
     """Is ``v`` the function the cell defines at ``line`` (``_functions``), with nothing of its own besides
     plain defaults (no closure): what it computes is all in the graph."""
@@ -524,7 +443,7 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
     first = _after(last.leaves, last.refs, rule)  # (the first unit run ahead reads these)
     placed, cut = None, False
     if last.move is not None:
-        reach = _reach(last, units)
+        reach = windows.reach(last.tmpl, last.move, units)
         units, cut = reach, reach < units
         placed = _placed(s, last, first, rule, min(units, 2))  # (the program's first two units)
         if len(placed) < 2:
@@ -574,119 +493,22 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
 
 def _placed(s: Any, last: _Unit, first: list, rule: tuple, units: int,
             before: list | None = None) -> list[tuple[Any, list, list]]:
-    """The first ``units`` units run ahead of a loop whose windows move evenly (``last.move``; ``_reach`` has
+    """The first ``units`` units run ahead of a loop whose windows move evenly (``last.move``; ``windows.reach`` has
     checked that NumPy takes each window where it moved to), or those after ``before``'s: each unit's (plan
     placed where its windows lie, leaves, kept values). The first two units' plans are made now (a program
-    is made of them), the others' when something asks (``_Placed``)."""
+    is made of them), the others' when something asks (``windows.Placed``)."""
     names = tuple(k.name for k in last.tmpl.plan.kernels)
     placed: list[tuple[Any, list, list]] = []
     leaves, refs = (before[-1][1], before[-1][2]) if before else (first, last.refs)
     for u in range(len(before) + 1 if before else 1, units + 1):
         if u > 1:
             leaves = _after(leaves, refs, rule)
-        t = _Placed(last.tmpl, leaves, _where(last, u), names)
+        t = windows.Placed(last.tmpl, leaves, windows.where_at(last.tmpl, last.move, u), names)
         if u <= 2 and t.made() is None:  # (made now)
             break
         refs = [s.leaf_for(node) for node in last.outs]
         placed.append((t, leaves, refs))
     return placed
-
-
-class _Placed:
-    """A unit's plan placed where its windows lie (``plans.Template.at`` on the graph ``_graph_at`` makes),
-    made at the first question asked of it: a unit's graph costs about as much to make as to trace the unit,
-    and a run only needs the first two units' (a program is made of them); the plan cache's replay, or its
-    program, asks for the others."""
-
-    __slots__ = ("_of", "_t")
-
-    def __init__(self, tmpl: Any, leaves: list, where: tuple, names: tuple) -> None:
-        self._of: tuple | None = (tmpl, leaves, where, names)
-        self._t: Any = None
-
-    def made(self) -> Any:
-        """The placed plan, or None where it names a node outside the unit's graph (``Template.moved``): the
-        same for every unit, so the first two tell."""
-        if self._t is None and self._of is not None:
-            tmpl, leaves, where, names = self._of
-            t = tmpl.origin.at(_graph_at(tmpl, leaves, where), where)
-            if t is not None:
-                for k, kname in zip(t.plan.kernels, names):  # (named as the unit traced last: one loop)
-                    k.name = kname
-                self._t, self._of = t, None
-        return self._t
-
-    def __getattr__(self, name: str) -> Any:
-        t = self.made()
-        if t is None:
-            raise RuntimeError("a unit run ahead has no plan where its windows lie")
-        return getattr(t, name)
-
-
-def _where(last: _Unit, u: int) -> tuple:
-    """Where the windows of the ``u``-th unit after ``last`` lie (``plans.key``'s ``where``)."""
-    where = list(last.tmpl.where)
-    for k, place in last.move:  # type: ignore[union-attr]
-        where[k] = place(u)
-    return tuple(where)
-
-
-def _reach(last: _Unit, units: int) -> int:
-    """How many of the ``units`` after ``last`` NumPy takes every moving window of where it moved to, with its
-    shape and offset: its own answer on a ghost (``views.geometry``; an index past its axis raises, one below
-    0 counts from the end, a slice past an end is cut). Each number in an index moves evenly (``mark``), and
-    the units it is in a window of its axis from the same end form a run: asked of the last unit, then
-    halving."""
-    tmpl = last.tmpl
-    leaves = set(tmpl.leaves)
-    positions = [n for i, n in enumerate(tmpl.frame) if n.op in ("view", "setitem") and i not in leaves]  # (the
-    # windows, in ``plans.key``'s order)
-    moving = [(positions[k], k) for k, _ in last.move]  # type: ignore[union-attr]
-
-    def fits(u: int) -> bool:
-        where = _where(last, u)
-        for node, k in moving:
-            storage = node.args[0]
-            if node.op == "view":
-                chain, want = where[k][0], (node.shape, where[k][1])
-            else:
-                chain, want = where[k][0], where[k][1:]
-            try:
-                if views.geometry(storage.dtype, storage.shape, storage.layout, chain) != want:
-                    return False
-            except (IndexError, ValueError, TypeError):
-                return False
-        return True
-
-    if fits(units):
-        return units
-    lo, hi = 0, units  # (lo fits, hi does not)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
-
-
-def _graph_at(tmpl: Any, leaves: list, where: tuple) -> list:
-    """``tmpl``'s graph on ``leaves`` with its windows at ``where`` (in ``plans.key``'s order; ``_reach`` has
-    checked them), in dependency order."""
-    frame = tmpl.frame
-    new = dict(zip([frame[i] for i in tmpl.leaves], leaves))
-    places = iter(where)
-    graph = []
-    for node in frame:
-        got = new.get(node)
-        if got is None:
-            args = tuple([new[a] for a in node.args])
-            if node.op == "view":
-                chain, layout = next(places)
-                got = Node.make("view", args, chain, node.dtype, node.shape, layout)
-            else:
-                got = Node.make(node.op, args, next(places) if node.op == "setitem" else node.params, node.dtype,
-                                node.shape, node.layout)
-            new[node] = got
-        graph.append(got)
-    return graph
 
 
 # -- the units run ahead as one compiled program ----------------------------------------------------

@@ -241,7 +241,7 @@ def test_a_compiled_fast_forward_waits_for_its_background_compile(monkeypatch):
 
 # -- moving windows: the loop variable as a term of an index ------------------------------------------
 
-WINDOWS = {  # loops whose windows move by as much each iteration (``loops._indexes_only``)
+WINDOWS = {  # loops whose windows move by as much each iteration (``windows.indexes_only``)
     "row sweep": ("g = np.linspace(0.0, 1.0, 2400).reshape(300, 8)\n",
                   "for i in range(1, 300):\n    g[i, :] = g[i, :] - 0.3 * g[i - 1, :]\n"),
     "column sweep": ("g = np.linspace(0.0, 1.0, 2400).reshape(8, 300)\n",
