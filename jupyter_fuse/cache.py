@@ -134,7 +134,7 @@ class Tape:
     def on_eval(self, tmpl: Any, leaves: list, outs: list, modes: dict, names: tuple | None = None) -> None:
         """A plan ran (``plans.Template``) on these leaves under NumPy's error ``modes``; ``outs``: (node,
         the leaf the cell's buffers hold for it from now on, or None). The kernels' names are this cell's
-        (a template is shared); ``names``: they, where asking the template would make it (``loops._Placed``)."""
+        (a template is shared); ``names``: they, where asking the template would make it (``windows.Placed``)."""
         if self.reasons:  # (unreplayable: nothing more to record)
             return
         self._under(modes)

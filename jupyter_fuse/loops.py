@@ -46,7 +46,7 @@ UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
 # ... where its windows move: its units run ahead only as a compiled program, whatever their size, and the
 # fewer iterations the two units it matches take, the fewer are traced (each call of the loop); tried on as
 # many units at most
-MOVING_UNIT_OPS, MOVING_TRIES = 6, 6
+MOVING_UNIT_OPS, MOVING_TRIES, MAX_MOVING_UNITS = 6, 6, 4096
 MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
 MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
 # kernel launches of the units run ahead from which they run as one compiled program (as a replay's, ``program.py``)
@@ -303,6 +303,8 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
     yield r[1]
     per = s.report.ops - start  # (the second iteration's ops: the first may make what later ones update)
     m = max(1, math.ceil((MOVING_UNIT_OPS if moves else UNIT_OPS) / per)) if per > 0 else 0
+    if moves:  # (the plan cache's tape holds a step per unit: a loop of 100,000 steps in units of one would
+        m = max(m, math.ceil(n / MAX_MOVING_UNITS))  # pass ``cache.MAX_STEPS`` and not be replayed)
     if n - 2 < (2 + MIN_UNITS) * m + 1:  # (two units traced, then at least MIN_UNITS, then the last iteration)
         m = 0
     j = 2  # iterations run
@@ -563,7 +565,6 @@ def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: in
     its windows lie (``_placed``): the program's windows move as far each run."""
     backend, tmpl = s.backend, last.tmpl
     if getattr(backend, "compile_block", None) is None or units * len(tmpl.plan.kernels) < MIN_PROGRAM_LAUNCHES \
-            or placed is not None and len(placed) < 2 \
             or any(kind == "prev" for _, kind, _ in last.held) or fperrors.errors_raise() \
             or any(n.layout is not None for n in last.outs) \
             or not s.report.options.get("compile_plan", True):  # (C-ordered arrays back; --no-compile-plan)

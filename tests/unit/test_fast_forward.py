@@ -347,3 +347,16 @@ def test_the_cells_functions_that_only_compute_arrays():
     got = loops._functions(tree)
     assert set(got) == {"f", "g"}
     assert got["f"] == (1, ("c",)) and got["g"][0] == 2 and set(got["g"][1]) == {"f", "c"}
+
+
+def test_a_long_loop_whose_windows_move_runs_ahead_in_units_its_tape_can_hold():
+    """100,000 steps: units of several iterations, so the plan cache's tape stays under ``cache.MAX_STEPS``
+    and the cell replays."""
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    setup = "r = np.linspace(-0.02, 0.02, 100_000) ** 2\ns2 = np.zeros(100_000)\ns2[0] = 1e-4\n"
+    source = "for t in range(1, len(r)):\n    s2[t] = 1e-6 + 0.1 * r[t - 1] + 0.85 * s2[t - 1]\n"
+    (loop,) = check(source, setup, backend="cpu").report.loops
+    assert loop["moves"] and loop["unit"] >= 100_000 // loops.MAX_MOVING_UNITS, loop
+    assert check(source, setup.replace("1e-4", "2e-4"), backend="cpu").report.cache == "hit"
