@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import fmt
 
@@ -43,7 +43,9 @@ class Report:
     cache: str = "off"
     guards: list[str] = field(default_factory=list)
     miss_reasons: list[str] = field(default_factory=list)
-    graph: str = ""  # the executed graph, printed like a jaxpr
+    # the executed graph, printed like a jaxpr (``graph``): its text, or what makes it when first read (printing
+    # a loop's 400 nodes costs a traced run milliseconds, and few reports are printed whole)
+    _graph: str | Callable[[], str] = field(default="", repr=False, compare=False)
     # the executed graph as data: {id, op, kind, dtype, shape, args: [ids], lines, kernel, params}
     nodes: list[dict[str, Any]] = field(default_factory=list)
     program: str = ""  # a replay run as one compiled program: what it ran ("500 iterations of k0, k1")
@@ -100,6 +102,16 @@ class Report:
         return True
 
     @property
+    def graph(self) -> str:
+        if not isinstance(self._graph, str):
+            self._graph = self._graph()
+        return self._graph
+
+    @graph.setter
+    def graph(self, text: str | Callable[[], str]) -> None:
+        self._graph = text
+
+    @property
     def bytes_moved(self) -> int:
         """Bytes the launched kernels read and wrote."""
         return sum(k.get("bytes_read", 0) + k.get("bytes_written", 0) for k in self.kernel_list)
@@ -110,6 +122,7 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if k != "result" and not k.startswith("_")}
+        d["graph"] = self.graph
         d["schema"] = SCHEMA_VERSION
         d["bytes_moved"] = self.bytes_moved
         return json.loads(json.dumps(d, default=str))  # guarantees JSON-serializable
@@ -118,7 +131,9 @@ class Report:
     def from_dict(cls, d: dict[str, Any]) -> "Report":
         """The Report a ``to_dict()`` (or a saved file) describes; derived keys are dropped."""
         names = {f.name for f in fields(cls)} - {"result"}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        r = cls(**{k: v for k, v in d.items() if k in names})
+        r.graph = d.get("graph", "")
+        return r
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the report to ``path``: ``.json`` is ``to_dict()``; ``.html`` (or ``.htm``) a standalone
@@ -129,7 +144,7 @@ class Report:
 
     def _fields(self) -> dict[str, Any]:
         """The dict form without the JSON round trip (what the summary needs, cheaply)."""
-        return {**self.__dict__, "bytes_moved": self.bytes_moved}
+        return {**self.__dict__, "graph": self.graph, "bytes_moved": self.bytes_moved}
 
     def __repr__(self) -> str:
         d = self._fields()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import linecache
 import os
@@ -464,7 +465,7 @@ def _compile(source: str, filename: str | None, fast: bool = False) -> tuple[str
 
 
 def _finish(s: Session, t0: float) -> None:
-    s.report.graph = format_graph(s.roots)
+    s.report.graph = functools.cache(functools.partial(format_graph, list(s.roots)))  # (made when read: ``Report.graph``)
     t = s.report.times
     t["total"] = time.perf_counter() - t0
     t["trace"] = max(0.0, t["total"] - t["plan"] - t["compile"] - t["run"] - t["guard"])
