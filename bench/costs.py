@@ -29,6 +29,9 @@ import numpy as np
 # each cost where it is paid: kernels and programs compile where they first run, not in the background
 os.environ.setdefault("JUPYTER_FUSE_COMPILE", "sync")
 os.environ.setdefault("JUPYTER_FUSE_PLAIN", "off")  # (it times replays: one NumPy beats would run as plain NumPy)
+# (it times tracing and planning per op: a fast-forwarded loop does neither for most of its iterations,
+# jupyter_fuse/loops.py; bench/loops.py times whole programs with it)
+os.environ.setdefault("JUPYTER_FUSE_FASTFORWARD", "off")
 
 import jupyter_fuse
 from jupyter_fuse import fuse, plans, session as session_mod
@@ -61,6 +64,19 @@ def trace_per_op(repeat: int) -> float:
         r = jupyter_fuse.run_cell(cell, {"np": np, "x": np.ones(1000)}, backend="cpu", cache=False)
         return r.times["trace"] / r.ops
     return best(once, repeat)
+
+
+def sync_cost(repeat: int) -> tuple[float, float]:
+    """(seconds per iteration, of which outside the trace) of a traced loop that reads a value back every
+    step (``float(x[0])``: the pending ops are planned, launched and read each step), 1,000 elements."""
+    cell = "s = 0.0\nfor i in range(500):\n    x = x * 0.5 + 1.0\n    s += float(x[0])\n"
+    jupyter_fuse.run_cell(cell, {"np": np, "x": np.ones(1000)}, backend="cpu", cache=False)  # compile
+
+    def once() -> tuple[float, float]:
+        r = jupyter_fuse.run_cell(cell, {"np": np, "x": np.ones(1000)}, backend="cpu", cache=False)
+        t = r.times
+        return t["total"] / 500, (t["plan"] + t["run"]) / 500
+    return min(once() for _ in range(repeat))
 
 
 def node_cost(repeat: int) -> float:
@@ -202,6 +218,9 @@ def main() -> None:
     get_backend("cpu")
     print(f"trace:  {trace_per_op(a.repeat) * 1e6:6.1f} us per traced op (x = x * 0.5 + 1.0, 1,000 elements)")
     print(f"node:   {node_cost(a.repeat) * 1e6:6.1f} us per new IR node (Node.make, hash-consed)")
+    per, outside = sync_cost(a.repeat)
+    print(f"sync:   {per * 1e6:6.1f} us per iteration of `x = x * 0.5 + 1.0; s += float(x[0])` traced "
+          f"({outside * 1e6:.1f} us of it planning and launching; NumPy takes ~2 us)")
     for ops in (1_000, 10_000, 100_000):
         print(f"plan:   {partition_per_op(ops, max(1, a.repeat // 2)) * 1e6:6.1f} us per op, "
               f"fuse.partition on one graph of {ops:,} ops")
