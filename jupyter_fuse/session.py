@@ -41,6 +41,7 @@ _DTYPE_NAMES: dict[Any, str] = {}  # (str() of a dtype costs microseconds)
 BOUND = 1000
 GC_AT = 256  # values held before the first sweep for unreachable ones
 MAX_GRAPH_NODES = 2000  # nodes the report's graph records (a long loop's first iterations)
+TAP_SIZE = 16  # elements of a copy of an input's that a session keeps (``_tap``)
 MAX_PRINTED = 400  # nodes of evaluated graphs kept for the printed graph (ir.format_graph)
 
 
@@ -406,6 +407,8 @@ class Session:
                          and n not in missing and (n in inside or n.kind == "op" and n.args and all(
                              a in inside or a in values or a.kind != "op" for a in n.args))]
                 extra += _read_later(live, inside, values, set(missing) | set(extra))
+                extra += [n for n in frame if n.op == "copy" and n not in values and _tap(n, self.inputs)
+                          and n not in missing and n not in extra]  # (kept: ``_tap``)
                 if extra:
                     missing += extra
                     frame = toposort(missing, stop=values, views=True)
@@ -565,7 +568,8 @@ class Session:
                     stack.extend(n.args)  # where the view's own value is stored: toposort(views=True))
         inputs = self.inputs
         self.values = {n: v for n, v in values.items()
-                       if n in live or n.op == "const" or n.op == "input" and n.params[0] in inputs}
+                       if n in live or n.op == "const" or n.op == "input" and n.params[0] in inputs
+                       or n.op == "copy" and _tap(n, inputs)}
         self.lines = {n: v for n, v in self.lines.items() if n in live}
         self.sites = {n: v for n, v in self.sites.items() if n in live}
         self.synced = {n: v for n, v in self.synced.items() if n in live}
@@ -678,3 +682,12 @@ class Session:
         """A call that runs outside the trace (its launch is counted when it ran: ``Report.launched``)."""
         self.report.counted("fallbacks", {"line": self.line(), "op": what, "reason": reason})
         self.report.ops += 1
+
+
+def _tap(n: Node, inputs: Any) -> bool:
+    """A few elements copied out of an input (``w[di + 1, dj + 1]``: a stencil's tap, a coefficient): the cell
+    makes the same node each time it reads them (hash-consed), so its value is kept: a loop's later graphs
+    read it as a leaf, not copy it again in a kernel of its own each step (a unit run ahead, ``loops.py``,
+    would copy it every unit)."""
+    v = n.args[0]
+    return n.size <= TAP_SIZE and v.op == "view" and v._base.op == "input" and v._base.params[0] in inputs
