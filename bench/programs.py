@@ -287,6 +287,25 @@ def _thomas(n: int, nsteps: int) -> dict:
             "dp": np.zeros(n), "n": n, "nsteps": nsteps, "a": -r, "b": 1.0 + 2.0 * r, "c": -r}
 
 
+# 1-D advection-diffusion as a course notebook runs it: every few steps the state is kept for a plot and
+# its mass read back as a float (a checkpoint: ``if n % every == 0``, jupyter_fuse/loops.py runs ahead between)
+SNAPSHOTS = """\
+mass, snaps = [], []
+for n in range(nt):
+    un = u.copy()
+    u[1:-1] = un[1:-1] - c * (un[1:-1] - un[:-2]) + nu * (un[2:] - 2 * un[1:-1] + un[:-2])
+    if n % every == 0:
+        mass.append(float(u.sum() * dx))
+        snaps.append(u.copy())
+"""
+
+
+def _snapshots(nx: int, nt: int, every: int) -> dict:
+    u = np.ones(nx)
+    u[nx // 10: nx // 5] = 2.0
+    return {"np": np, "u": u, "nt": nt, "every": every, "c": 0.4, "nu": 0.2, "dx": 1.0 / (nx - 1)}
+
+
 PROGRAMS = [
     Program("heat1d", HEAT1D, lambda s: _heat1d(**s),
             {"tiny": dict(nx=50, nt=20), "small": dict(nx=1000, nt=500), "large": dict(nx=2_000_000, nt=20)},
@@ -319,6 +338,9 @@ PROGRAMS = [
     Program("thomas", THOMAS, lambda s: _thomas(**s),
             {"tiny": dict(n=20, nsteps=2), "small": dict(n=300, nsteps=4), "large": dict(n=20000, nsteps=2)},
             ("u", "cp", "dp")),
+    Program("snapshots", SNAPSHOTS, lambda s: _snapshots(**s),
+            {"tiny": dict(nx=50, nt=30, every=10), "small": dict(nx=1000, nt=500, every=25),
+             "large": dict(nx=2_000_000, nt=20, every=5)}, ("u", "mass", "snaps")),
     Program("mandelbrot", MANDELBROT, lambda s: _mandelbrot(**s),
             {"tiny": dict(n=12, iters=6), "small": dict(n=200, iters=30), "large": dict(n=1000, iters=20)},
             ("z", "count")),

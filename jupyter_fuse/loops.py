@@ -30,6 +30,7 @@ Where any of that fails the loop runs on, traced as usual. ``JUPYTER_FUSE_FASTFO
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import os
 import sys
@@ -47,6 +48,7 @@ UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
 # fewer iterations the two units it matches take, the fewer are traced (each call of the loop); tried on as
 # many units at most
 MOVING_UNIT_OPS, MOVING_TRIES, MAX_MOVING_UNITS = 6, 6, 4096
+SMALL = 1 << 15  # elements of an array whose passes cost little next to tracing (``_small``)
 MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
 MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
 # kernel launches of the units run ahead from which they run as one compiled program (as a replay's, ``program.py``)
@@ -86,11 +88,13 @@ def mark(tree: ast.Module) -> int:
                                    "loops", ast.Load())
             call = ast.Call(ast.Attribute(driver, "driver", ast.Load()), [
                 stmt.iter, ast.Constant(stmt.lineno), ast.Constant(tuple(assigned)), ast.Constant(tuple(loaded)),
-                ast.Constant(moves), ast.Constant(calls)], [])
+                ast.Constant(moves), ast.Constant(calls), ast.Constant(_checkpoints(stmt))], [])
             stmt.iter = ast.copy_location(call, stmt.iter)
             ast.fix_missing_locations(stmt)
             marked += 1
-        elif isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef)):
+        # (the loops inside a marked one too: a long inner loop runs ahead inside each of its iterations, and the
+        # outer one then is traced; a short one is traced in each of its units, which run ahead)
+        if isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef)):
             for field in ("body", "orelse", "finalbody"):
                 todo.extend(getattr(stmt, field, None) or [])
             for handler in getattr(stmt, "handlers", None) or []:
@@ -109,11 +113,17 @@ def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] 
     loaded: dict[str, None] = {}
     calls: dict[str, None] = {}
     functions = functions or {}
-    if not _computes(stmt.body, assigned, loaded, calls, functions):
+    inner: dict[str, None] = {}
+    body = [b for b in stmt.body if not _checkpoint(b)]  # (they run only in the iterations where they fire)
+    if not body or not _computes(body, assigned, loaded, calls, functions, inner):
         return None
     target = stmt.target.id
-    if target in assigned or target in loaded and not windows.indexes_only(stmt.body, target):
+    if target in assigned or target in loaded and (inner or not windows.indexes_only(body, target)):
         return None  # (each iteration's graph would hold another value)
+    if target in inner or any(name in assigned for name in inner):
+        return None  # (an inner loop's variable holds a number at a unit's end, the same each unit)
+    if any(n.id in assigned for b in stmt.body if _checkpoint(b) for n in ast.walk(b.test) if isinstance(n, ast.Name)):
+        return None  # (its test reads a value the body computes: a sync each iteration)
     for name in calls:  # (what the functions it calls read from outside, the functions they call among them:
         loaded.update(dict.fromkeys(functions[name][1]))  # checked at run time as the body's reads)
     moves = target in loaded
@@ -121,11 +131,43 @@ def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] 
     return [*assigned], [*loaded], moves, tuple((name, functions[name][0]) for name in loaded if name in functions)
 
 
+# what the test of a checkpoint may be made of (``_checkpoint``)
+_TESTS = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.operator, ast.unaryop,
+          ast.cmpop, ast.boolop, ast.expr_context)
+
+
+def _checkpoint(stmt: ast.stmt) -> bool:
+    """A checkpoint of a time-stepping loop: ``if step % 50 == 0: print(...)`` (or ``snapshots.append(u.copy())``,
+    ``break``, anything): an ``if`` with no ``else`` whose test is arithmetic on names and constants. Its test
+    is computed for the iterations ahead (``_quiet``), and the loop runs ahead only between the iterations where
+    it fires; those run as Python."""
+    return isinstance(stmt, ast.If) and not stmt.orelse and all(isinstance(n, _TESTS) for n in ast.walk(stmt.test))
+
+
+def _checkpoints(stmt: ast.For) -> tuple[str, tuple[str, ...]] | None:
+    """The tests of a loop's checkpoints as one expression, and the names it reads (the loop variable first)."""
+    tests = [b.test for b in stmt.body if _checkpoint(b)]
+    if not tests:
+        return None
+    target = stmt.target.id  # type: ignore[attr-defined]
+    names = dict.fromkeys([target, *(n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name))])
+    return " or ".join(f"({ast.unparse(t)})" for t in tests), tuple(names)
+
+
 def _computes(body: list[ast.stmt], assigned: dict[str, None], loaded: dict[str, None], calls: dict[str, None],
-              functions: dict) -> bool:
+              functions: dict, inner: dict[str, None] | None = None) -> bool:
     """Does ``body`` only assign names and array elements, and call NumPy, a few builtins and ``functions``?
-    Collects the names it binds and reads, and the functions of the cell it calls."""
+    Collects the names it binds and reads, and the functions of the cell it calls. With ``inner``, it may run
+    loops over a ``range`` of such bodies too (``for dj in range(-1, 2)``: a stencil's taps): collects their
+    variables there."""
     for s in body:
+        if inner is not None and isinstance(s, ast.For) and isinstance(s.target, ast.Name) and not s.orelse \
+                and isinstance(s.iter, ast.Call) and isinstance(s.iter.func, ast.Name) and s.iter.func.id == "range" \
+                and not s.iter.keywords:
+            if not _pure(s.iter, loaded, calls, functions) or not _computes(s.body, assigned, loaded, calls, functions, inner):
+                return False
+            inner[s.target.id] = None
+            continue
         if isinstance(s, ast.Assign):
             targets, value = s.targets, s.value
         elif isinstance(s, ast.AugAssign):
@@ -280,7 +322,7 @@ class _Unit:
 
 
 def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...], moves: bool = False,
-           calls: tuple[tuple[str, int], ...] = ()) -> Any:
+           calls: tuple[tuple[str, int], ...] = (), checkpoints: tuple[str, tuple[str, ...]] | None = None) -> Any:
     """The loop's iterable: itself, or an iterator that fast-forwards it (``_run``)."""
     from .session import active
 
@@ -292,40 +334,107 @@ def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[st
     frame = sys._getframe(1)  # (the loop's: the cell's, or a function's it defines)
     if frame.f_globals is not s.namespace:
         return iterable  # (a function of an earlier cell's)
-    return _run(s, frame, iterable, line, assigned, loaded, moves, dict(calls))
+    return _run(s, frame, iterable, line, assigned, loaded, moves, dict(calls), checkpoints)
 
 
 def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...],
-         moves: bool, calls: dict[str, int]) -> Iterator[int]:
+         moves: bool, calls: dict[str, int], checkpoints: tuple[str, tuple[str, ...]] | None) -> Iterator[int]:
+    """The loop's iterations: between its checkpoints' iterations (``_checkpoint``), which run as Python, each
+    stretch is fast-forwarded on its own (``_stretch``)."""
+    n, j, again, per = len(r), 0, False, None
+    while j < n:
+        end = _quiet(frame, s.namespace, r, j, checkpoints) if checkpoints is not None else n
+        if end > j:
+            again, per = yield from _stretch(s, frame, r, j, end, line, assigned, loaded, moves, calls, again,
+                                             checkpoints is not None, per)
+        if end < n:
+            yield r[end]  # (a checkpoint fires)
+        j = end + 1
+
+
+def _quiet(frame: Any, ns: Any, r: range, j: int, checkpoints: tuple[str, tuple[str, ...]]) -> int:
+    """The first iteration from ``j`` on where a checkpoint fires: its test computed on the loop variable and the
+    values its names hold now (no iteration between changes them: the body computes only arrays). ``j`` where a
+    name holds anything but a number or a string, or the test raises (Python raises it, in that iteration)."""
+    source, names = checkpoints
+    local = frame.f_locals if frame.f_code.co_name != "<module>" else None
+    values = []
+    for name in names[1:]:
+        if local is not None and name in local:
+            v = local[name]
+        elif dict.__contains__(ns, name):
+            v = dict.__getitem__(ns, name)
+        else:
+            return j
+        if not isinstance(v, _NUMBERS):
+            return j
+        values.append(v)
+    test = _test(source, names)
+    try:
+        for k in range(j, len(r)):
+            if test(r[k], *values):
+                return k
+    except Exception:  # noqa: BLE001 - the iteration runs as Python, and raises there
+        return k
+    return len(r)
+
+
+_NUMBERS = (bool, int, float, complex, str, bytes, type(None), np.generic)
+
+
+@functools.lru_cache(maxsize=256)
+def _test(source: str, names: tuple[str, ...]) -> Any:
+    """The checkpoints' test as a function of the names it reads (``_checkpoints``)."""
+    return eval(f"lambda {', '.join(names)}: bool({source})", {"__builtins__": {"bool": bool}})  # noqa: S307
+
+
+def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned: tuple[str, ...],
+             loaded: tuple[str, ...], moves: bool, calls: dict[str, int], again: bool, short: bool,
+             per: int | None) -> Iterator[int]:
+    """Iterations ``lo`` to ``hi`` of the loop, fast-forwarded where they make one graph (the module docstring).
+    ``again``: a stretch before this one ran units ahead. ``short``: a stretch between checkpoints, its units
+    made as short as its length needs. ``per``: the ops of an iteration, as the loop's first stretch found
+    them (None: this is the first). Returns (whether a stretch has run units ahead, ``per``)."""
     n = len(r)
-    yield r[0]
-    start = s.report.ops
-    yield r[1]
-    per = s.report.ops - start  # (the second iteration's ops: the first may make what later ones update)
-    m = max(1, math.ceil((MOVING_UNIT_OPS if moves else UNIT_OPS) / per)) if per > 0 else 0
+    tail = 1 if hi == n else 0  # (the loop's last iteration runs as Python: the loop variable ends as NumPy's)
+    j = lo  # iterations run
+    if per is None:  # (the second iteration's ops: the first may make what later ones update)
+        if hi - lo < 2:
+            for j in range(lo, hi):
+                yield r[j]
+            return again, per
+        yield r[lo]
+        start = s.report.ops
+        yield r[lo + 1]
+        per, j = s.report.ops - start, lo + 2
+    # (small units where windows move or checkpoints cut the loop short: the fewer iterations the two units it
+    # matches take, the fewer are traced; a stretch of 49 between checkpoints traces 2 and runs 47 ahead)
+    m = max(1, math.ceil((MOVING_UNIT_OPS if moves or short else UNIT_OPS) / per)) if per > 0 else 0
     if moves:  # (the plan cache's tape holds a step per unit: a loop of 100,000 steps in units of one would
         m = max(m, math.ceil(n / MAX_MOVING_UNITS))  # pass ``cache.MAX_STEPS`` and not be replayed)
-    if n - 2 < (2 + MIN_UNITS) * m + 1:  # (two units traced, then at least MIN_UNITS, then the last iteration)
+    elif m and (short or _small(s, frame, assigned)):  # (a loop of 20 passes of a 21-op stencil: 4 traced, 15 ahead)
+        m = max(1, min(m, (hi - j - tail) // (2 + MIN_UNITS)))
+    if hi - j - tail < (2 + MIN_UNITS) * m:  # (two units traced, then at least MIN_UNITS, then the last iteration)
         m = 0
-    j = 2  # iterations run
-    units: list[_Unit | None] = []  # the units' ends so far (the first is the first two iterations)
+    units: list[_Unit | None] = []  # the units' ends so far (the first: where the stretch's units begin)
     rule: tuple | None = None
     events: tuple | None = None
     ops = s.report.ops
-    again, cuts = False, 0  # (this run of the loop has run units ahead already; times a window cut it short)
-    while m and n - j >= MIN_UNITS * m + 1:
+    cuts = 0  # (times a window cut the units run ahead short)
+    while m and hi - j >= MIN_UNITS * m + tail:
         unit = _end_unit(s, frame, assigned, loaded, calls, events, s.report.ops - ops, units[-1] if units else None)
         if unit is None and (any(units) or len(units) >= 3):
             break  # (Python did more than make the graph: the loop goes on traced)
         units.append(unit)
         rule = unit.reads(units[-2], moves) if len(units) >= 2 and units[-2] is not None and unit is not None else None
         if rule is not None:
-            ahead = (n - j - 1) // m  # (the last iteration runs as Python: the loop variable ends as NumPy's)
+            ahead = (hi - j - tail) // m
             done, cut = _forward(s, unit, rule, ahead, line, m, n, again)  # type: ignore[arg-type]
             j += done * m
+            again = again or done > 0
             if not cut or cuts >= MOVING_TRIES:
                 break
-            again, cuts = again or done > 0, cuts + 1
+            cuts += 1
             units = []  # (a window would have left its axis, or counted from its other end: matched anew there)
         elif moves and len(units) >= MOVING_TRIES:
             break  # (small units: each ends in a flush)
@@ -333,9 +442,22 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
         for _ in range(m):
             yield r[j]
             j += 1
-    while j < n:
+    while j < hi:
         yield r[j]
         j += 1
+    return again, per
+
+
+def _small(s: Any, frame: Any, assigned: tuple[str, ...]) -> bool:
+    """Are the arrays the body binds small (``SMALL`` elements at most)? Units of many iterations serve a loop of
+    long arrays: a unit's kernels fuse its iterations' element-wise chains, one pass over memory for many. On
+    small arrays a pass costs little and tracing most: a short loop runs ahead in units of an iteration or two."""
+    local = frame.f_locals if frame.f_code.co_name != "<module>" else None
+    for name in assigned:
+        v = local.get(name) if local is not None else dict.get(s.namespace, name)
+        if type(v) is not LazyArray or v.size > SMALL:
+            return False
+    return True
 
 
 def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], calls: dict[str, int],

@@ -4,7 +4,8 @@
 for what a real loop meets. These do: slice stencils with buffers swapped each step, boundary rows set,
 arrays rebound, element sweeps in nested loops, a ``float()`` of a residual every step (sometimes a
 ``break`` on it), helper functions defined in the cell, coefficients that change each step, prints every
-few steps, untraced calls (``np.roll``) inside the loop. Run three times as ``gen.check_program`` runs
+few steps, checkpoints every few dozen steps (``if it % 25 == 0: snaps.append(u.copy())``), untraced calls
+(``np.roll``) inside the loop. Run three times as ``gen.check_program`` runs
 every program (first run; fresh inputs, a replay; inputs mutated in place), they exercise what only long
 loops reach: a replay compiled as one program with its steps rolled back into a loop (``program.py``),
 the graph flushed at its bound mid-loop (``session.BOUND``), plans shared between chunks.
@@ -172,6 +173,19 @@ class _Body:
         return self.r.choice([f"if it % 2:\n        u, v = v, u\n    else:\n        u = u * {c}",
                               f"if it == 3:\n        v = v * {c}\n    elif it % 4 == 1:\n        u[0] = v[-1]"])
 
+    def checkpoint(self) -> str:
+        """Every so many steps, something Python does: keep a value, print, change a coefficient, stop
+        (``loops._checkpoint``: the loop runs ahead between them)."""
+        r = self.r
+        p = r.choice([7, 13, 25])
+        test = r.choice([f"it % {p} == {r.randrange(p)}", f"(it + 1) % {p} == 0", f"it == {r.choice([5, 30])}",
+                         f"it > {r.choice([10, 60])} and it % {p} == 0", "it % every == 0"])
+        if test.endswith("every == 0"):
+            self.once(f"every = {p}")
+        inner = r.choice([self.kept(), self.sync(), self.update(), "c = c * 0.5" if not self.ints else "u = u // 2",
+                          "every = every + 3" if "every" in test else "v = v + u", "break"])
+        return f"if {test}:\n        " + inner.replace("\n", "\n    ")
+
     def untraced(self) -> str:
         return self.r.choice(["u = np.roll(u, 1)", "v = np.cumsum(v) / (it + 1)" if not self.ints else "v = np.cumsum(v) % 9",
                               "u = np.sort(u)"])
@@ -182,7 +196,7 @@ class _Body:
     def draw(self) -> str:
         r = self.r
         pick = r.random()
-        for bound, kind in ((0.22, self.stencil), (0.37, self.update), (0.43, self.boundary), (0.5, self.element),
+        for bound, kind in ((0.22, self.stencil), (0.32, self.update), (0.37, self.checkpoint), (0.43, self.boundary), (0.5, self.element),
                             (0.6, self.sync), (0.67, self.function), (0.7, self.coefficient), (0.77, self.alias),
                             (0.83, self.kept), (0.89, self.sweep), (0.93, self.draw_random), (0.97, self.branch),
                             (1.0, self.untraced)):

@@ -360,3 +360,119 @@ def test_a_long_loop_whose_windows_move_runs_ahead_in_units_its_tape_can_hold():
     (loop,) = check(source, setup, backend="cpu").report.loops
     assert loop["moves"] and loop["unit"] >= 100_000 // loops.MAX_MOVING_UNITS, loop
     assert check(source, setup.replace("1e-4", "2e-4"), backend="cpu").report.cache == "hit"
+
+
+# -- checkpoints: ``if step % 50 == 0: ...`` in a time-stepping loop ------------------------------------
+
+CHECKPOINTS = {  # the loop runs ahead between the iterations where a checkpoint fires; those run as Python
+    "a print every 50 steps": HEAT + "    if n % 50 == 0:\n        print(n, round(float(u.sum()), 6))\n",
+    "snapshots kept": "snaps, every = [], 25\n" + HEAT + "    if n % every == 0:\n        snaps.append(u.copy())\n",
+    "at the top of the body": HEAT.replace("    un = u", "    if (n + 1) % 60 == 0 and n > 0:\n        v = v + u\n    un = u"),
+    "a checkpoint that moves the next": "every = 7\n" + HEAT + "    if n % every == 0:\n        every += 20\n"
+                                        "        nu = nu * 0.9\n",
+    "two checkpoints and a break": HEAT + "    if n % 40 == 0:\n        v += u\n    if n >= 250 and n % 2 == 1:\n"
+                                          "        break\n",
+    "in a function": "def run(u, k):\n    h = []\n    for n in range(k):\n        u = u * 0.999 + 0.001\n"
+                     "        if n % 30 == 29:\n            h.append(float(u.max()))\n    return u, h\nw, hist = run(u, nt)\n",
+}
+
+
+@pytest.mark.parametrize("name", list(CHECKPOINTS))
+@pytest.mark.parametrize("backend", ["numpy", "cpu", "cupy-dry"])
+def test_a_loop_with_checkpoints_runs_ahead_between_them_with_numpys_results(name, backend):
+    r = _forwarded(CHECKPOINTS[name], backend=backend)
+    assert r.loops and sum(loop["iterations"] for loop in r.loops) > 150, r.loops
+
+
+@pytest.mark.parametrize("source", [
+    # the test raises at iteration 120 (ZeroDivisionError): every iteration before it written, as NumPy's
+    HEAT + "    if n % (n - 120) == 0:\n        v = v + 1\n",
+    # the test reads an array's value: a sync each iteration, traced
+    "m = u.max()\n" + HEAT + "    if m > 0.5:\n        v = v + u\n",
+    # a name the test reads is not a number
+    "every = [50]\n" + HEAT + "    if n % every[0] == 0:\n        v = v + u\n",
+    "every = 'x'\n" + HEAT + "    if n == every:\n        v = v + u\n",
+])
+def test_a_checkpoint_whose_test_is_not_plain_numbers_runs_as_numpy(source):
+    check(source, SETUP, backend="cpu", cache=False)
+
+
+def test_the_checkpoints_iterations_run_as_python():
+    """Each iteration a checkpoint fires in is traced; between them the loop runs ahead, cut nowhere else."""
+    src = "h = []\n" + HEAT + "    if n % 50 == 10:\n        h.append(n)\n"
+    ns = {"np": np}
+    exec(SETUP, ns)
+    r = jupyter_fuse.run_cell(src, ns, backend="cpu", cache=False)
+    assert ns["h"] == [10, 60, 110, 160, 210, 260]
+    (loop,) = r.loops
+    # (traced: the 6 checkpoints, the first 10 iterations (too few to run ahead), the first 2 of each of the 6
+    # stretches after a checkpoint (two units of one iteration matched), the loop's last one)
+    assert loop["of"] == 300 and loop["runs"] == 1 and loop["iterations"] == 300 - 6 - 10 - 6 * 2 - 1, loop
+
+
+def test_a_checkpoint_replays_with_numpys_results():
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    source = CHECKPOINTS["snapshots kept"]
+    assert check(source, SETUP, backend="cpu").report.loops
+    assert check(source, SETUP.replace("** 2", "** 3"), backend="cpu").report.cache == "hit"
+
+
+@pytest.mark.parametrize("source, marked", [
+    (HEAT + "    if n % 50 == 0:\n        print(n)\n", 1),
+    (HEAT + "    if n % k == 0 or n == last:\n        h.append(u.copy())\n", 1),
+    (HEAT + "    if n % 50 == 0:\n        print(n)\n    else:\n        pass\n", 0),  # an else
+    (HEAT + "    if np.any(u > 1):\n        print(n)\n", 0),  # a call
+    (HEAT + "    if u[0] > 1:\n        print(n)\n", 0),  # an element
+    (HEAT + "    if un is u:\n        print(n)\n", 0),  # a name the body computes
+    ("for n in range(nt):\n    if n % 2:\n        u = u * 0.5\n", 0),  # nothing computed but in the checkpoint
+])
+def test_mark_takes_loops_with_checkpoints(source, marked):
+    assert loops.mark(ast.parse(source)) == marked
+
+
+# -- loops inside the loop, short loops on small arrays, an input's elements read each step -------------------
+
+TAPS = ("for k in range(nt):\n    out = np.zeros_like(u)\n    for d in range(-1, 2):\n"
+        "        out[1:-1] += w[d + 1] * u[1 + d:49 + d]\n    u = out / w.sum()\n")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu", "cupy-dry"])
+def test_a_loop_running_a_short_inner_loop_each_step_runs_ahead(backend):
+    """A stencil's taps as an inner loop: the outer loop's units hold whole inner loops, each the same, and the
+    inner loop's variable ends as NumPy's."""
+    r = _forwarded(TAPS, SETUP + "w = np.array([0.25, 0.5, 0.25])\n", backend=backend)
+    (loop,) = r.loops
+    assert loop["line"] == 1 and loop["iterations"] > 250, loop
+
+
+@pytest.mark.parametrize("source", [
+    "for k in range(nt):\n    for j in range(k):\n        u = u * 0.5\n",  # the outer variable in the inner range
+    "for k in range(nt):\n    for j in range(3):\n        u = u * 0.5\n        j = u\n",  # the inner variable rebound
+    "for k in range(nt):\n    for j in range(3):\n        u = u * 0.5\n    else:\n        print(j)\n",
+    "for k in range(nt):\n    for j in [1, 2]:\n        u = u * j\n",
+])
+def test_mark_leaves_inner_loops_that_change_the_graph(source):
+    tree = ast.parse(source)
+    loops.mark(tree)
+    assert "driver(range(nt)" not in ast.unparse(tree)
+
+
+@pytest.mark.parametrize("n, forwarded", [(50, True), (100_000, False)])
+def test_a_short_loop_runs_ahead_in_small_units_on_small_arrays_only(n, forwarded):
+    """30 steps of 7 ops: units of 48 ops would need 73 steps; on small arrays units of two steps run 22 ahead
+    (as many units as ``MIN_UNITS`` and two matched fit). On long arrays the loop is planned whole (its kernels
+    fuse steps: one pass over memory for many)."""
+    source = "for k in range(30):\n    un = u.copy()\n    u[1:-1] = un[1:-1] + 0.3 * (un[2:] - 2 * un[1:-1] + un[:-2])\n"
+    r = _forwarded(source, f"u = np.linspace(0.0, 1.0, {n}) ** 2\n", backend="cpu")
+    assert bool(r.loops) == forwarded and (not forwarded or r.loops[0]["iterations"] == 22), r.loops
+
+
+def test_an_inputs_elements_read_each_step_are_copied_once(monkeypatch):
+    """``w[0]`` every step is one node (hash-consed) the session keeps: copied out of ``w`` once, not per step."""
+    monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", "off")
+    r = check("for k in range(nt):\n    u = u * w[1] + w[0]\n    s = float(u[0])\n",
+              SETUP + "w = np.array([0.5, 0.25])\n", backend="cpu", cache=False).report
+    copies = [k for k in r.kernel_list if set(k["ops"]) == {"copy"} and list(k["lines"]) == [2]]
+    assert copies and sum(k["launches"] for k in copies) == 1, copies
