@@ -12,11 +12,18 @@ and left each name holding the same kind of value in the same buffer (``_Unit.re
 for the units left, each on what the last one computed, without running their Python: no trace, no
 plan; the loop's last iterations are traced as usual.
 
-Two kinds of loops make a graph that differs from the last one's in a known way. A loop whose variable
+Some loops make a graph that differs from the last one's in a known way. A loop whose variable
 is a term of its indices (``u[i - 1, :]``, ``traj[i] = state``) makes the same plan with its windows
 moved on by as much each unit: each unit ahead is that plan placed as far on again, as long as NumPy
-takes every window there (``windows.py``), as one compiled program (``_forward``). A loop calling functions
-the cell defines that only compute arrays (``_functions``) makes the graph their bodies make.
+takes every window there (``windows.py``), as one compiled program (``_forward``). A loop whose variable
+computes numbers its arrays meet (``x * (1 - 1 / (i + 2))``, ``np.sin(w * i * dt)``) makes the same plan
+with other constants: each unit ahead gets its own, computed from the loop variable (``terms.py``). A
+loop calling functions the cell defines that only compute arrays (``_functions``) makes the graph their
+bodies make; one running short loops of such bodies (a stencil's taps) makes their graphs whole.
+
+A time-stepping loop that keeps a snapshot or prints every so many steps (``if n % 50 == 0: ...``: a
+checkpoint, ``_checkpoint``) runs ahead between the iterations where its test holds, computed for the
+iterations ahead from the loop variable (``_quiet``); those iterations run as Python.
 
 That is only right where the body's Python does nothing but build that graph, which the graph's values
 cannot change (its shapes and dtypes are the plan's): ``mark`` lets through only assignments of names
@@ -39,7 +46,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import abandon, fperrors, program, windows
+from . import abandon, fperrors, program, terms, windows
 from .backends import compiler
 from .trace import LazyArray
 
@@ -82,13 +89,13 @@ def mark(tree: ast.Module) -> int:
         stmt = todo.pop()
         names = _eligible(stmt, functions)
         if names is not None:
-            assigned, loaded, moves, calls = names
+            assigned, loaded, moves, calls, scalars = names
             # (by import, not by a name of the cell's: a function the cell defines may be called anywhere later)
             driver = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant(__name__)], []),
                                    "loops", ast.Load())
             call = ast.Call(ast.Attribute(driver, "driver", ast.Load()), [
                 stmt.iter, ast.Constant(stmt.lineno), ast.Constant(tuple(assigned)), ast.Constant(tuple(loaded)),
-                ast.Constant(moves), ast.Constant(calls), ast.Constant(_checkpoints(stmt))], [])
+                ast.Constant(moves), ast.Constant(calls), ast.Constant(_checkpoints(stmt)), ast.Constant(scalars)], [])
             stmt.iter = ast.copy_location(call, stmt.iter)
             ast.fix_missing_locations(stmt)
             marked += 1
@@ -103,9 +110,10 @@ def mark(tree: ast.Module) -> int:
 
 
 def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] | None = None) \
-        -> tuple[list[str], list[str], bool, tuple[tuple[str, int], ...]] | None:
+        -> tuple[list[str], list[str], bool, tuple[tuple[str, int], ...], tuple | None] | None:
     """(names bound, names read, whether its windows move: ``windows.indexes_only``, the functions of the cell it calls
-    (``_functions``): their names and lines) by the body of a loop that only computes arrays, or None."""
+    (``_functions``): their names and lines, the numbers it computes from its variable: ``terms.candidates``) by
+    the body of a loop that only computes arrays, or None."""
     if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and isinstance(stmt.iter, ast.Call)
             and isinstance(stmt.iter.func, ast.Name) and stmt.iter.func.id == "range" and not stmt.iter.keywords):
         return None
@@ -118,7 +126,13 @@ def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] 
     if not body or not _computes(body, assigned, loaded, calls, functions, inner):
         return None
     target = stmt.target.id
-    if target in assigned or target in loaded and (inner or not windows.indexes_only(body, target)):
+    scalars = None
+    if target in loaded and not inner and not windows.indexes_only(body, target):
+        found = terms.candidates(body, target, assigned, functions)  # (``x * (1 - 1 / (i + 2))``)
+        if found is None:
+            return None
+        scalars = (target, found)
+    if target in assigned or target in loaded and inner:
         return None  # (each iteration's graph would hold another value)
     if target in inner or any(name in assigned for name in inner):
         return None  # (an inner loop's variable holds a number at a unit's end, the same each unit)
@@ -126,9 +140,10 @@ def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] 
         return None  # (its test reads a value the body computes: a sync each iteration)
     for name in calls:  # (what the functions it calls read from outside, the functions they call among them:
         loaded.update(dict.fromkeys(functions[name][1]))  # checked at run time as the body's reads)
-    moves = target in loaded
+    moves = target in loaded and scalars is None
     loaded = {n: None for n in loaded if n not in assigned and n != target}
-    return [*assigned], [*loaded], moves, tuple((name, functions[name][0]) for name in loaded if name in functions)
+    return [*assigned], [*loaded], moves, tuple((name, functions[name][0]) for name in loaded if name in functions), \
+        scalars
 
 
 # what the test of a checkpoint may be made of (``_checkpoint``)
@@ -144,7 +159,7 @@ def _checkpoint(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.If) and not stmt.orelse and all(isinstance(n, _TESTS) for n in ast.walk(stmt.test))
 
 
-def _checkpoints(stmt: ast.For) -> tuple[str, tuple[str, ...]] | None:
+def _checkpoints(stmt: ast.For) -> tuple | None:
     """The tests of a loop's checkpoints as one expression, and the names it reads (the loop variable first)."""
     tests = [b.test for b in stmt.body if _checkpoint(b)]
     if not tests:
@@ -292,11 +307,12 @@ class _Unit:
         self.names = names  # name -> (its buffer, the node it holds) at the unit's end
         self.move: list[tuple[int, Any]] | None = None  # see ``reads``
 
-    def reads(self, before: "_Unit", moves: bool = False) -> tuple | None:
+    def reads(self, before: "_Unit", moves: bool = False, numbers: bool = False) -> tuple | None:
         """Where each of this unit's leaves comes from: the same leaf as ``before``'s (a constant, an input,
         a value no unit writes), or ``before``'s kept value at a position; None if neither. ``moves``: its
         windows may lie elsewhere than ``before``'s (``windows.indexes_only``); then ``move`` is set to those
-        that do (``windows.moves``)."""
+        that do (``windows.moves``). ``numbers``: a constant may differ from ``before``'s ("c": one the loop
+        variable computes, ``terms.py``)."""
         if self.tmpl.origin is not before.tmpl.origin or self.ops != before.ops or self.roles != before.roles \
                 or any(r[2] == "?" for r in self.roles):
             return None
@@ -313,6 +329,8 @@ class _Unit:
         for mine, theirs in zip(self.leaves, before.leaves):
             if mine is theirs:
                 rule.append(None)
+            elif numbers and mine.op == "const" and theirs.op == "const":
+                rule.append("c")
             else:
                 o = kept.get(mine)
                 if o is None:
@@ -322,7 +340,8 @@ class _Unit:
 
 
 def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...], moves: bool = False,
-           calls: tuple[tuple[str, int], ...] = (), checkpoints: tuple[str, tuple[str, ...]] | None = None) -> Any:
+           calls: tuple[tuple[str, int], ...] = (), checkpoints: tuple[str, tuple[str, ...]] | None = None,
+           scalars: tuple | None = None) -> Any:
     """The loop's iterable: itself, or an iterator that fast-forwards it (``_run``)."""
     from .session import active
 
@@ -334,41 +353,34 @@ def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[st
     frame = sys._getframe(1)  # (the loop's: the cell's, or a function's it defines)
     if frame.f_globals is not s.namespace:
         return iterable  # (a function of an earlier cell's)
-    return _run(s, frame, iterable, line, assigned, loaded, moves, dict(calls), checkpoints)
+    return _run(s, frame, iterable, line, assigned, loaded, moves, dict(calls), checkpoints, scalars)
 
 
 def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...],
-         moves: bool, calls: dict[str, int], checkpoints: tuple[str, tuple[str, ...]] | None) -> Iterator[int]:
+         moves: bool, calls: dict[str, int], checkpoints: tuple[str, tuple[str, ...]] | None,
+         scalars: tuple | None = None) -> Iterator[int]:
     """The loop's iterations: between its checkpoints' iterations (``_checkpoint``), which run as Python, each
     stretch is fast-forwarded on its own (``_stretch``)."""
     n, j, again, per = len(r), 0, False, None
     while j < n:
-        end = _quiet(frame, s.namespace, r, j, checkpoints) if checkpoints is not None else n
+        end = _quiet(s, frame, r, j, checkpoints) if checkpoints is not None else n
         if end > j:
             again, per = yield from _stretch(s, frame, r, j, end, line, assigned, loaded, moves, calls, again,
-                                             checkpoints is not None, per)
+                                             checkpoints is not None, per, scalars)
         if end < n:
             yield r[end]  # (a checkpoint fires)
         j = end + 1
 
 
-def _quiet(frame: Any, ns: Any, r: range, j: int, checkpoints: tuple[str, tuple[str, ...]]) -> int:
+def _quiet(s: Any, frame: Any, r: range, j: int, checkpoints: tuple[str, tuple[str, ...]]) -> int:
     """The first iteration from ``j`` on where a checkpoint fires: its test computed on the loop variable and the
     values its names hold now (no iteration between changes them: the body computes only arrays). ``j`` where a
     name holds anything but a number or a string, or the test raises (Python raises it, in that iteration)."""
     source, names = checkpoints
-    local = frame.f_locals if frame.f_code.co_name != "<module>" else None
-    values = []
-    for name in names[1:]:
-        if local is not None and name in local:
-            v = local[name]
-        elif dict.__contains__(ns, name):
-            v = dict.__getitem__(ns, name)
-        else:
-            return j
-        if not isinstance(v, _NUMBERS):
-            return j
-        values.append(v)
+    lookup = _lookup(s, frame)
+    values = [lookup(name) for name in names[1:]]
+    if not all(isinstance(v, _NUMBERS) for v in values):
+        return j
     test = _test(source, names)
     try:
         for k in range(j, len(r)):
@@ -380,6 +392,20 @@ def _quiet(frame: Any, ns: Any, r: range, j: int, checkpoints: tuple[str, tuple[
 
 
 _NUMBERS = (bool, int, float, complex, str, bytes, type(None), np.generic)
+_MISSING = object()
+
+
+def _lookup(s: Any, frame: Any) -> Any:
+    """A function of a name: the value the loop's body reads by it now (a function's local, or the cell's),
+    ``_MISSING`` where it has none yet."""
+    local = frame.f_locals if frame.f_code.co_name != "<module>" else None  # (a function's: a snapshot)
+    ns = s.namespace
+
+    def lookup(name: str) -> Any:
+        if local is not None and name in local:
+            return local[name]
+        return dict.__getitem__(ns, name) if dict.__contains__(ns, name) else _MISSING
+    return lookup
 
 
 @functools.lru_cache(maxsize=256)
@@ -390,7 +416,7 @@ def _test(source: str, names: tuple[str, ...]) -> Any:
 
 def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned: tuple[str, ...],
              loaded: tuple[str, ...], moves: bool, calls: dict[str, int], again: bool, short: bool,
-             per: int | None) -> Iterator[int]:
+             per: int | None, scalars: tuple | None = None) -> Iterator[int]:
     """Iterations ``lo`` to ``hi`` of the loop, fast-forwarded where they make one graph (the module docstring).
     ``again``: a stretch before this one ran units ahead. ``short``: a stretch between checkpoints, its units
     made as short as its length needs. ``per``: the ops of an iteration, as the loop's first stretch found
@@ -426,10 +452,19 @@ def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned
         if unit is None and (any(units) or len(units) >= 3):
             break  # (Python did more than make the graph: the loop goes on traced)
         units.append(unit)
-        rule = unit.reads(units[-2], moves) if len(units) >= 2 and units[-2] is not None and unit is not None else None
+        rule = unit.reads(units[-2], moves, scalars is not None) \
+            if len(units) >= 2 and units[-2] is not None and unit is not None else None
+        numbers = None
+        if rule is not None and scalars is not None:  # (constants the loop variable computes: ``terms.py``)
+            target, found = scalars  # type: ignore[misc]
+            numbers = terms.Terms(found, target, _lookup(s, frame))
+            rule = numbers.resolve(rule, units[-2].leaves, unit.leaves, s.values, r, j - 2 * m, j - m, m)  # type: ignore[union-attr]
         if rule is not None:
             ahead = (hi - j - tail) // m
-            done, cut = _forward(s, unit, rule, ahead, line, m, n, again)  # type: ignore[arg-type]
+            consts = numbers.ahead(rule, r, j, m, ahead) if numbers is not None else None
+            if consts is not None:
+                ahead = len(consts)  # (up to a unit whose number raises: traced, it raises there)
+            done, cut = _forward(s, unit, rule, ahead, line, m, n, again, consts) if ahead else (0, False)  # type: ignore[arg-type]
             j += done * m
             again = again or done > 0
             if not cut or cuts >= MOVING_TRIES:
@@ -546,25 +581,30 @@ def _plain(v: Any, depth: int = 0) -> bool:
     return getattr(unwrap_module(v), "__name__", None) == "numpy"
 
 
-def _after(leaves: list, refs: list, rule: tuple) -> list:
-    """The leaves of the unit after one that read ``leaves`` and kept ``refs``: each the same, or a kept value."""
+def _after(leaves: list, refs: list, rule: tuple, consts: dict[int, Any] | None = None, s: Any = None) -> list:
+    """The leaves of the unit after one that read ``leaves`` and kept ``refs``: each the same, or a kept value, or
+    (``consts``: position -> value) a constant the loop variable computes, this unit's."""
+    if consts:
+        return [s.const(consts[p]) if p in consts else leaf if o is None else refs[o]
+                for p, (leaf, o) in enumerate(zip(leaves, rule))]
     return [leaf if o is None else refs[o] for leaf, o in zip(leaves, rule)]
 
 
 def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n: int,
-             again: bool = False) -> tuple[int, bool]:
+             again: bool = False, consts: list[dict[int, Any]] | None = None) -> tuple[int, bool]:
     """Run ``last``'s plan ``units`` times more, each on what the one before computed (``rule``): as one
     compiled program where the backend makes one and it is ready (``_program``), else launch by launch.
     Where its windows move (``_Unit.move``), each unit's plan is placed where its windows lie (``_placed``),
     for as many units as NumPy takes them there, and only as a compiled program: launched one by one, each
     placed plan's kernels would be bound anew, which costs more than tracing the unit. Returns how many
     units ran (none: the loop goes on traced), and whether a window cut them short (the loop may match units
-    anew after it). ``again``: this run of the loop ran units ahead before."""
+    anew after it). ``again``: this run of the loop ran units ahead before. ``consts``: each unit's constants that
+    the loop variable computes (``terms.Terms.ahead``): launch by launch (a program passes its first unit's)."""
     t0 = time.perf_counter()
     report, tape = s.report, s.tape
     run0 = report.times["run"]  # (a program's run adds its own time: the whole of it is said once, below)
     tmpl = last.tmpl
-    first = _after(last.leaves, last.refs, rule)  # (the first unit run ahead reads these)
+    first = _after(last.leaves, last.refs, rule, consts[0] if consts else None, s)  # (the first unit run ahead reads these)
     placed, cut = None, False
     if last.move is not None:
         reach = windows.reach(last.tmpl, last.move, units)
@@ -572,7 +612,7 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
         placed = _placed(s, last, first, rule, min(units, 2))  # (the program's first two units)
         if len(placed) < 2:
             return 0, cut
-    blk, how = _program(s, last, first, rule, units, line, placed)
+    blk, how = _program(s, last, first, rule, units, line, placed) if consts is None else (None, "")
     if placed is not None:
         placed += _placed(s, last, first, rule, units, placed) if blk is not None else []
         if len(placed) < units:
@@ -583,8 +623,8 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
             buf.node = refs[o]
     else:
         leaves, refs = last.leaves, last.refs
-        for _ in range(units):
-            leaves = _after(leaves, refs, rule)
+        for u in range(units):
+            leaves = _after(leaves, refs, rule, consts[u] if consts is not None else None, s)
             outs = [s.leaf_for(node) for node in last.outs]
             made = s.run_plan(tmpl, leaves, outs)
             refs, earlier = outs, refs
@@ -611,7 +651,7 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
             return units, cut
     report.loops.append({"line": line, "iterations": units * m, "of": n, "unit": m, "units": units,
                          "kernels": kernels, "time": elapsed, "runs": 1, "how": how,
-                         "moves": placed is not None})
+                         "moves": placed is not None, "numbers": consts is not None})
     return units, cut
 
 

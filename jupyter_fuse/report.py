@@ -52,7 +52,7 @@ class Report:
     program_note: str = ""  # a replay run kernel by kernel: why not as one program
     # values written at the cell's end only because a name still holds them: {names, kernel, bytes, lines}
     bound_writes: list[dict[str, Any]] = field(default_factory=list)
-    # loops fast-forwarded (``loops``): {line, iterations, of, unit, units, kernels, time, runs, how, moves}
+    # loops fast-forwarded (``loops``): {line, iterations, of, unit, units, kernels, time, runs, how, moves, numbers}
     loops: list[dict[str, Any]] = field(default_factory=list)
     graph_truncated: bool = False  # ``nodes`` stops at session.MAX_GRAPH_NODES (a long loop's first ones)
     source: str = ""
@@ -253,7 +253,8 @@ def loop_text(loop: dict[str, Any]) -> str:
     return (f"{fmt.count(loop['iterations'])} of its {fmt.count(loop['of'])} iterations"
             f"{f' (over {runs} runs of the loop)' if runs > 1 else ''} fast-forwarded: each "
             f"{loop['unit']} iteration{'s' * (loop['unit'] != 1)} made one graph"
-            f"{' with its windows moved on' if loop.get('moves') else ''}, so its plan "
+            f"{' with its windows moved on' if loop.get('moves') else ''}"
+            f"{' with the constants its loop variable computes' if loop.get('numbers') else ''}, so its plan "
             f"({fmt.plural(loop['kernels'], 'kernel')}) ran {fmt.count(loop['units'])} times more without "
             f"the loop's Python{_HOW.get(loop.get('how', ''), '')}, in {fmt.seconds(loop['time'])}")
 

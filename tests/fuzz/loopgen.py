@@ -191,7 +191,14 @@ class _Body:
                               "u = np.sort(u)"])
 
     def coefficient(self) -> str:
-        return self.r.choice(["c = c * 0.9", "c = 0.1 + 0.01 * it", "c = float(c * 0.99)"]) if not self.ints else "u += it"
+        """Coefficients that change each step: a name rebound to a number, or numbers the loop variable
+        computes inside array arithmetic (``loops.py`` runs ahead with them: ``terms.py``)."""
+        if self.ints:
+            return self.r.choice(["u += it", "u = u * 2 % (it + 3)", "v += it > 5"])
+        return self.r.choice(["c = c * 0.9", "c = 0.1 + 0.01 * it", "c = float(c * 0.99)",
+                              "u = u * (1.0 - 0.5 / (it + 2))", "u += 0.01 * np.sin(0.3 * it)", "v = v + (it > 5)",
+                              "u = u * 0.9 + abs(it - 10) * 0.01", "u = u + np.exp(-0.1 * it) * c",
+                              "u = u * 0.5 if it % 3 else u + 0.1", "v = v * 0.5 + u / (it + 1.5)"])
 
     def draw(self) -> str:
         r = self.r

@@ -476,3 +476,56 @@ def test_an_inputs_elements_read_each_step_are_copied_once(monkeypatch):
               SETUP + "w = np.array([0.5, 0.25])\n", backend="cpu", cache=False).report
     copies = [k for k in r.kernel_list if set(k["ops"]) == {"copy"} and list(k["lines"]) == [2]]
     assert copies and sum(k["launches"] for k in copies) == 1, copies
+
+
+# -- numbers the loop variable computes: ``x * (1 - 1 / (k + 2))`` ------------------------------------------
+
+NUMBERS = {
+    "a coefficient each step": "for k in range(nt):\n    u = u * (1.0 - 1.0 / (k + 2)) + 0.01\n",
+    "a forcing term": "for k in range(nt):\n    u = u + 0.01 * np.sin(0.1 * k * nu)\n",
+    "a backward range, a builtin": "for k in range(nt, 0, -1):\n    u = u * 0.5 + abs(k - 150) * 1e-3\n",
+    "a float array, a float32 step": "for k in range(nt):\n    v += np.float32(k) * 0.5\n    u = u + np.exp(-k * 0.01)\n",
+    "two numbers from one": "for k in range(1, nt):\n    v = v * (1 - 0.5 / k) + u / (k + 0.5)\n",
+}
+
+
+@pytest.mark.parametrize("name", list(NUMBERS))
+@pytest.mark.parametrize("backend", ["numpy", "cpu", "cupy-dry"])
+def test_a_loop_whose_variable_computes_numbers_runs_ahead_with_numpys_results(name, backend):
+    r = _forwarded(NUMBERS[name], backend=backend)
+    assert r.loops and r.loops[0]["numbers"] and r.loops[0]["iterations"] > 200, r.loops
+    assert "constants its loop variable computes" in repr(r)
+
+
+def test_a_number_that_raises_stops_the_run_ahead_before_its_iteration(monkeypatch):
+    """``1.0 / (k - 200)``: the units before iteration 200 run ahead; that one is traced and raises NumPy's
+    ZeroDivisionError, everything before it written."""
+    ran = _counted(monkeypatch)
+    check("for k in range(nt):\n    u = u + 1.0 / (k - 200)\n", SETUP, backend="cpu", cache=False)
+    assert ran and 150 < ran[0][0] * 48 < 200, ran
+
+
+@pytest.mark.parametrize("source", [
+    # a number that stays the same for a while (a branch it picks, an int: a plan per value)
+    "for k in range(nt):\n    u = u + (k > 100)\n", "for k in range(nt):\n    u = u * 0.5 + (k // 100) * 0.5\n",
+    "for k in range(nt):\n    u = u * 0.5 if k % 7 else u + 1.0\n", "c = u * 0\nfor k in range(nt):\n    c += k\n",
+    "for k in range(nt):\n    u = np.round(u + 0.1, k // 100)\n",
+])
+def test_numbers_that_do_not_change_from_unit_to_unit_are_traced_with_numpys_results(source):
+    """Two units that gave a number the same value cannot tell when it changes: the loop is traced."""
+    r = check(source, SETUP, backend="cpu", cache=False).report
+    assert not any(loop.get("numbers") for loop in r.loops), r.loops
+
+
+@pytest.mark.parametrize("source", [
+    "def f(a, j):\n    return a * abs(j)\nfor k in range(nt):\n    u = f(u, k)\n",  # a function of the cell's: what it computes
+    "for k in range(nt):\n    u = u * k + v[k]\n",  # both an index and a number
+])
+def test_mark_leaves_loops_whose_variable_goes_where_its_numbers_are_not_seen(source):
+    assert loops.mark(ast.parse(source)) == 0
+
+
+def test_numbers_that_two_subexpressions_give_alike_are_traced():
+    """``k`` and ``k * 1`` give both units' constants: which one a constant is cannot be told, the loop is traced."""
+    r = check("for k in range(nt):\n    u = u * 0.5 + k + v * (k * 1)\n", SETUP, backend="cpu", cache=False).report
+    assert not r.loops
