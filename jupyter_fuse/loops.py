@@ -50,11 +50,11 @@ from . import abandon, fperrors, program, terms, windows
 from .backends import compiler
 from .trace import LazyArray
 
-UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations)
-# ... where its windows move: its units run ahead only as a compiled program, whatever their size, and the
-# fewer iterations the two units it matches take, the fewer are traced (each call of the loop); tried on as
-# many units at most
-MOVING_UNIT_OPS, MOVING_TRIES, MAX_MOVING_UNITS = 6, 6, 4096
+UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations): its kernels fuse them
+# ... where small units serve better (``_stretch``): the fewer iterations the two units it matches take, the
+# fewer are traced (each call of the loop); tried on as many units at most where windows move; a loop runs
+# ahead in as many units at most (the plan cache's tape holds a step per unit)
+MOVING_UNIT_OPS, MOVING_TRIES, MAX_UNITS = 6, 6, 4096
 SMALL = 1 << 15  # elements of an array whose passes cost little next to tracing (``_small``)
 MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
 MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
@@ -433,13 +433,15 @@ def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned
         start = s.report.ops
         yield r[lo + 1]
         per, j = s.report.ops - start, lo + 2
-    # (small units where windows move or checkpoints cut the loop short: the fewer iterations the two units it
-    # matches take, the fewer are traced; a stretch of 49 between checkpoints traces 2 and runs 47 ahead)
-    m = max(1, math.ceil((MOVING_UNIT_OPS if moves or short else UNIT_OPS) / per)) if per > 0 else 0
-    if moves:  # (the plan cache's tape holds a step per unit: a loop of 100,000 steps in units of one would
-        m = max(m, math.ceil(n / MAX_MOVING_UNITS))  # pass ``cache.MAX_STEPS`` and not be replayed)
-    elif m and (short or _small(s, frame, assigned)):  # (a loop of 20 passes of a 21-op stencil: 4 traced, 15 ahead)
-        m = max(1, min(m, (hi - j - tail) // (2 + MIN_UNITS)))
+    # Small units where windows move, checkpoints cut the loop short, or the arrays are small (``_small``): the
+    # fewer iterations the two units it matches take, the fewer are traced (a stretch of 49 between checkpoints
+    # traces 2 and runs 47 ahead). Units of many iterations serve long arrays: their kernels fuse iterations.
+    small = moves or short or per > 0 and _small(s, frame, assigned)
+    few = small and scalars is None  # (units whose numbers change launch one by one, ``_forward``: fewer, longer)
+    m = max(1, math.ceil((MOVING_UNIT_OPS if few else UNIT_OPS) / per)) if per > 0 else 0
+    if small and m:  # (as few iterations a unit as fit in the loop, but no more units than the plan cache's tape
+        # can hold: a step each, ``cache.MAX_STEPS``; a loop of 100,000 steps in units of one would not replay)
+        m = max(min(m, (hi - j - tail) // (2 + MIN_UNITS)), math.ceil(n / MAX_UNITS), 1)
     if hi - j - tail < (2 + MIN_UNITS) * m:  # (two units traced, then at least MIN_UNITS, then the last iteration)
         m = 0
     units: list[_Unit | None] = []  # the units' ends so far (the first: where the stretch's units begin)
