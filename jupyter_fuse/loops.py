@@ -57,6 +57,7 @@ UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations): 
 MOVING_UNIT_OPS, MOVING_TRIES, MAX_UNITS = 6, 6, 4096
 SMALL = 1 << 15  # elements of an array whose passes cost little next to tracing (``_small``)
 MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
+MIN_SMALL_UNITS = 4  # ... of small units (``_stretch``): a stretch of 19 steps between checkpoints runs 13 ahead
 MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
 # kernel launches of the units run ahead from which they run as one compiled program (as a replay's, ``program.py``)
 MIN_PROGRAM_LAUNCHES = 32
@@ -361,12 +362,12 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
          scalars: tuple | None = None) -> Iterator[int]:
     """The loop's iterations: between its checkpoints' iterations (``_checkpoint``), which run as Python, each
     stretch is fast-forwarded on its own (``_stretch``)."""
-    n, j, again, per = len(r), 0, False, None
+    n, j, again, memo = len(r), 0, False, {}
     while j < n:
         end = _quiet(s, frame, r, j, checkpoints) if checkpoints is not None else n
         if end > j:
-            again, per = yield from _stretch(s, frame, r, j, end, line, assigned, loaded, moves, calls, again,
-                                             checkpoints is not None, per, scalars)
+            again = yield from _stretch(s, frame, r, j, end, line, assigned, loaded, moves, calls, again,
+                                        checkpoints is not None, memo, scalars)
         if end < n:
             yield r[end]  # (a checkpoint fires)
         j = end + 1
@@ -416,43 +417,54 @@ def _test(source: str, names: tuple[str, ...]) -> Any:
 
 def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned: tuple[str, ...],
              loaded: tuple[str, ...], moves: bool, calls: dict[str, int], again: bool, short: bool,
-             per: int | None, scalars: tuple | None = None) -> Iterator[int]:
+             memo: dict, scalars: tuple | None = None) -> Iterator[int]:
     """Iterations ``lo`` to ``hi`` of the loop, fast-forwarded where they make one graph (the module docstring).
     ``again``: a stretch before this one ran units ahead. ``short``: a stretch between checkpoints, its units
-    made as short as its length needs. ``per``: the ops of an iteration, as the loop's first stretch found
-    them (None: this is the first). Returns (whether a stretch has run units ahead, ``per``)."""
+    made as short as its length needs. ``memo``: what the stretches before found (the ops of an iteration:
+    ``per``; units of two steps: ``twice``). Returns whether a stretch has run units ahead."""
     n = len(r)
     tail = 1 if hi == n else 0  # (the loop's last iteration runs as Python: the loop variable ends as NumPy's)
     j = lo  # iterations run
+    per = memo.get("per")
     if per is None:  # (the second iteration's ops: the first may make what later ones update)
         if hi - lo < 2:
             for j in range(lo, hi):
                 yield r[j]
-            return again, per
+            return again
         yield r[lo]
         start = s.report.ops
         yield r[lo + 1]
-        per, j = s.report.ops - start, lo + 2
+        per = memo["per"] = s.report.ops - start
+        j = lo + 2
     # Small units where windows move, checkpoints cut the loop short, or the arrays are small (``_small``): the
     # fewer iterations the two units it matches take, the fewer are traced (a stretch of 49 between checkpoints
     # traces 2 and runs 47 ahead). Units of many iterations serve long arrays: their kernels fuse iterations.
     small = moves or short or per > 0 and _small(s, frame, assigned)
+    least = MIN_SMALL_UNITS if small else MIN_UNITS
     few = small and scalars is None  # (units whose numbers change launch one by one, ``_forward``: fewer, longer)
     m = max(1, math.ceil((MOVING_UNIT_OPS if few else UNIT_OPS) / per)) if per > 0 else 0
     if small and m:  # (as few iterations a unit as fit in the loop, but no more units than the plan cache's tape
         # can hold: a step each, ``cache.MAX_STEPS``; a loop of 100,000 steps in units of one would not replay)
         m = max(min(m, (hi - j - tail) // (2 + MIN_UNITS)), math.ceil(n / MAX_UNITS), 1)
-    if hi - j - tail < (2 + MIN_UNITS) * m:  # (two units traced, then at least MIN_UNITS, then the last iteration)
+    if m and memo.get("twice") and m % 2:
+        m *= 2
+    if hi - j - tail < (2 + least) * m:  # (two units traced, then at least ``least`` ahead, then the last iteration)
         m = 0
     units: list[_Unit | None] = []  # the units' ends so far (the first: where the stretch's units begin)
     rule: tuple | None = None
     events: tuple | None = None
     ops = s.report.ops
     cuts = 0  # (times a window cut the units run ahead short)
-    while m and hi - j >= MIN_UNITS * m + tail:
+    while m and hi - j >= least * m + tail:
         unit = _end_unit(s, frame, assigned, loaded, calls, events, s.report.ops - ops, units[-1] if units else None)
-        if unit is None and (any(units) or len(units) >= 3):
-            break  # (Python did more than make the graph: the loop goes on traced)
+        if unit is _SWAPPED and m % 2 == 1 and hi - j - tail >= (2 + least) * 2 * m:
+            # (``u_prev, u = u, u_new``, ``A, B = B, A``: names trade buffers each step; in units of two steps
+            # each name ends every unit in a buffer of its own again)
+            m, units, unit, memo["twice"] = 2 * m, [], None, True
+        elif unit is None or unit is _SWAPPED:
+            if any(units) or len(units) >= 3:
+                break  # (Python did more than make the graph: the loop goes on traced)
+            unit = None
         units.append(unit)
         rule = unit.reads(units[-2], moves, scalars is not None) \
             if len(units) >= 2 and units[-2] is not None and unit is not None else None
@@ -482,7 +494,7 @@ def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned
     while j < hi:
         yield r[j]
         j += 1
-    return again, per
+    return again
 
 
 def _small(s: Any, frame: Any, assigned: tuple[str, ...]) -> bool:
@@ -497,9 +509,13 @@ def _small(s: Any, frame: Any, assigned: tuple[str, ...]) -> bool:
     return True
 
 
+_SWAPPED = object()  # (``_end_unit``: a name holds another's buffer)
+
+
 def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], calls: dict[str, int],
               events: tuple | None, ops: int, prev: _Unit | None) -> _Unit | None:
-    """Compute the graph the unit made; None where the unit did anything besides making it."""
+    """Compute the graph the unit made; None where the unit did anything besides making it, ``_SWAPPED`` where a
+    name ends it in a buffer another name held."""
     if events is not None and (s.events, fperrors.state()) != events:
         return None  # (a sync, a call outside the trace, a new input, np.seterr: Python saw or did more)
     ns = s.namespace
@@ -555,7 +571,7 @@ def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, 
         if prev is not None:
             was = prev.names.get(name, (None,))[0]
             if buf is not was and (id(buf) in owners or buf.origin is not None):
-                return None
+                return _SWAPPED
         roles.append((name, v._chain, *role))
         if role[0] in ("out", "prev"):
             held[id(buf)] = (buf, *role)
