@@ -340,7 +340,7 @@ PROGRAMS = [
             ("u", "cp", "dp")),
     Program("snapshots", SNAPSHOTS, lambda s: _snapshots(**s),
             {"tiny": dict(nx=50, nt=30, every=10), "small": dict(nx=1000, nt=500, every=25),
-             "large": dict(nx=2_000_000, nt=20, every=5)}, ("u", "mass", "snaps")),
+             "large": dict(nx=2_000_000, nt=20, every=5)}, ("u", "mass", "snaps"), steers=True),
     Program("mandelbrot", MANDELBROT, lambda s: _mandelbrot(**s),
             {"tiny": dict(n=12, iters=6), "small": dict(n=200, iters=30), "large": dict(n=1000, iters=20)},
             ("z", "count")),

@@ -297,7 +297,7 @@ class Tape:
         r = self.s.report
         entry = Entry(self.rec.guards, self.rec.keep, self.slots, self.consts, self.steps, self.effects,
                       self.nbytes + self.rec.data_bytes,
-                      {"ops": r.ops, "syncs": list(r.syncs), "graph": r._graph, "nodes": r.nodes,
+                      {"ops": r.ops, "syncs": list(r.syncs), "graph": r.graph, "nodes": r.nodes,
                        "graph_truncated": r.graph_truncated,
                        "breaks": list(r.breaks), "fallbacks": list(r.fallbacks),
                        "bound_writes": list(r.bound_writes), "meanwhile": r._meanwhile,

@@ -55,7 +55,6 @@ UNIT_OPS = 48  # a unit holds at least this many traced ops (whole iterations): 
 # fewer are traced (each call of the loop); tried on as many units at most where windows move; a loop runs
 # ahead in as many units at most (the plan cache's tape holds a step per unit)
 MOVING_UNIT_OPS, MOVING_TRIES, MAX_UNITS = 6, 6, 4096
-SMALL = 1 << 15  # elements of an array whose passes cost little next to tracing (``_small``)
 MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
 MIN_SMALL_UNITS = 4  # ... of small units (``_stretch``): a stretch of 19 steps between checkpoints runs 13 ahead
 MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
@@ -436,10 +435,11 @@ def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned
         yield r[lo + 1]
         per = memo["per"] = s.report.ops - start
         j = lo + 2
-    # Small units where windows move, checkpoints cut the loop short, or the arrays are small (``_small``): the
-    # fewer iterations the two units it matches take, the fewer are traced (a stretch of 49 between checkpoints
-    # traces 2 and runs 47 ahead). Units of many iterations serve long arrays: their kernels fuse iterations.
-    small = moves or short or per > 0 and _small(s, frame, assigned)
+    # Small units where windows move or checkpoints cut the loop short: the fewer iterations the two units it
+    # matches take, the fewer are traced (a stretch of 49 between checkpoints traces 2 and runs 47 ahead). Units
+    # of many iterations elsewhere: their kernels fuse iterations (a loop too short for them is planned whole:
+    # ``x = x * 0.5 + 1`` twenty times is one kernel, and its graph is drawn whole).
+    small = moves or short
     least = MIN_SMALL_UNITS if small else MIN_UNITS
     few = small and scalars is None  # (units whose numbers change launch one by one, ``_forward``: fewer, longer)
     m = max(1, math.ceil((MOVING_UNIT_OPS if few else UNIT_OPS) / per)) if per > 0 else 0
@@ -495,18 +495,6 @@ def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned
         yield r[j]
         j += 1
     return again
-
-
-def _small(s: Any, frame: Any, assigned: tuple[str, ...]) -> bool:
-    """Are the arrays the body binds small (``SMALL`` elements at most)? Units of many iterations serve a loop of
-    long arrays: a unit's kernels fuse its iterations' element-wise chains, one pass over memory for many. On
-    small arrays a pass costs little and tracing most: a short loop runs ahead in units of an iteration or two."""
-    local = frame.f_locals if frame.f_code.co_name != "<module>" else None
-    for name in assigned:
-        v = local.get(name) if local is not None else dict.get(s.namespace, name)
-        if type(v) is not LazyArray or v.size > SMALL:
-            return False
-    return True
 
 
 _SWAPPED = object()  # (``_end_unit``: a name holds another's buffer)

@@ -283,8 +283,8 @@ def test_chunks_of_a_loop_keeping_a_row_every_tenth_step_start_at_one_step_of_te
               "    if step % 10 == 0:\n        rows.append(y.copy())\nR = np.array(rows)\n")
     y0 = np.random.default_rng(3).random(9)
     r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "y": y0.copy()}, source, lambda ns: ns.update(y=y0.copy()))
-    assert r.program.count("iterations of") <= 8 and "3 iterations of (k56, 10 iterations of (k57))" in r.program, \
-        r.program
+    decades = re.search(r"(\d+) iterations of \(k\d+, 10 iterations of \(k\d+\)\)", r.program)  # (run ahead
+    assert r.program.count("iterations of") <= 8 and decades and int(decades.group(1)) >= 3, r.program  # between them)
 
 
 def test_steps_between_snapshots_of_a_large_array_roll_into_loops(monkeypatch):
@@ -300,7 +300,7 @@ def test_steps_between_snapshots_of_a_large_array_roll_into_loops(monkeypatch):
     u0 = np.exp(-50 * (np.linspace(0, 1, 400) - 0.5) ** 2)
     r, _ = _compiled_replay(monkeypatch, lambda: {"np": np, "u": u0.copy()}, source, lambda ns: ns.update(u=u0.copy()))
     runs = len(re.findall(r"2[345] iterations of \(k", r.program))  # (a step a kernel: a loop of the runs)
-    runs += sum(int(n) - 1 for n in re.findall(r"(\d+) iterations of \(2[345] iterations of \(k", r.program))
+    runs += sum(int(n) - 1 for n in re.findall(r"(\d+) iterations of \((?:k\d+, )?2[345] iterations of \(k", r.program))
     assert runs >= 10, (r.program, r.program_note)
     assert "kernel by kernel" not in r.program, r.program
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import math
 import re
 import types
 import warnings
@@ -600,7 +601,7 @@ def test_a_time_step_holding_a_matmul_compiles_as_one_rolled_program(step):
            f"    {step}\n    p = p + dt * v[:, 0]\n")
     twin.run(src)
     first, again = twin.run(src), twin.run(src)
-    rolled = re.match(r"compiled: (\d+) iterations of", first.program)  # (the last step's kernels differ: names bound)
+    rolled = re.search(r"(\d+) iterations of", first.program)  # (the first and last steps may differ: the loop run ahead, names bound)
     assert rolled and int(rolled.group(1)) >= 39, (first.program, first.program_note)
     assert again.cache == "hit" and again.kernel_list[-1]["kind"] == "program", again.miss_reasons
     assert "single" in {e["kind"] for e in first.kernel_list}, [e["kind"] for e in first.kernel_list]
@@ -630,8 +631,8 @@ def test_a_loop_whose_coefficients_change_every_step_rolls_up(src):
     first = twin.run(src)
     assert not first.syncs, first.syncs
     again = twin.run(src)
-    rolled = re.match(r"compiled: (\d+) iterations of", again.program)
-    assert rolled and int(rolled.group(1)) >= 39, (again.program, again.program_note)
+    counts = [int(c) for c in re.findall(r"(\d+) iterations of", again.program)]  # (a loop run ahead in units of
+    assert counts and math.prod(counts) >= 39, (again.program, again.program_note)  # four rolls as loops of loops)
     assert twin.run(src).cache == "hit"
 
 

@@ -435,7 +435,7 @@ def test_mark_takes_loops_with_checkpoints(source, marked):
     assert loops.mark(ast.parse(source)) == marked
 
 
-# -- loops inside the loop, short loops on small arrays, an input's elements read each step -------------------
+# -- loops inside the loop, an input's elements read each step -------------------
 
 TAPS = ("for k in range(nt):\n    out = np.zeros_like(u)\n    for d in range(-1, 2):\n"
         "        out[1:-1] += w[d + 1] * u[1 + d:49 + d]\n    u = out / w.sum()\n")
@@ -462,16 +462,6 @@ def test_mark_leaves_inner_loops_that_change_the_graph(source):
     assert "driver(range(nt)" not in ast.unparse(tree)
 
 
-@pytest.mark.parametrize("n, forwarded", [(50, True), (100_000, False)])
-def test_a_short_loop_runs_ahead_in_small_units_on_small_arrays_only(n, forwarded):
-    """30 steps of 7 ops: units of 48 ops would need 73 steps; on small arrays units of one step run 25 ahead
-    (two warm the loop up, two are matched, the last is Python's). On long arrays the loop is planned whole (its
-    kernels fuse steps: one pass over memory for many)."""
-    source = "for k in range(30):\n    un = u.copy()\n    u[1:-1] = un[1:-1] + 0.3 * (un[2:] - 2 * un[1:-1] + un[:-2])\n"
-    r = _forwarded(source, f"u = np.linspace(0.0, 1.0, {n}) ** 2\n", backend="cpu")
-    assert bool(r.loops) == forwarded and (not forwarded or r.loops[0]["iterations"] == 25), r.loops
-
-
 def test_an_inputs_elements_read_each_step_are_copied_once(monkeypatch):
     """``w[0]`` every step is one node (hash-consed) the session keeps: copied out of ``w`` once, not per step."""
     monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", "off")
@@ -485,7 +475,7 @@ def test_an_inputs_elements_read_each_step_are_copied_once(monkeypatch):
 
 NUMBERS = {
     "a coefficient each step": "for k in range(nt):\n    u = u * (1.0 - 1.0 / (k + 2)) + 0.01\n",
-    "a forcing term": "for k in range(nt):\n    u = u + 0.01 * np.sin(0.1 * k * nu)\n",
+    "a forcing term": "for k in range(3 * nt):\n    u = u + 0.01 * np.sin(0.1 * k * nu)\n",
     "a backward range, a builtin": "for k in range(nt, 0, -1):\n    u = u * 0.5 + abs(k - 150) * 1e-3\n",
     "a float array, a float32 step": "for k in range(nt):\n    v += np.float32(k) * 0.5\n    u = u + np.exp(-k * 0.01)\n",
     "two numbers from one": "for k in range(1, nt):\n    v = v * (1 - 0.5 / k) + u / (k + 0.5)\n",
@@ -501,10 +491,10 @@ def test_a_loop_whose_variable_computes_numbers_runs_ahead_with_numpys_results(n
 
 
 def test_a_number_that_raises_stops_the_run_ahead_before_its_iteration(monkeypatch):
-    """``1.0 / (k - 200)``: the units before iteration 200 run ahead; that one is traced and raises NumPy's
+    """``1.0 / (k - 600)``: the units before iteration 600 run ahead; that one is traced and raises NumPy's
     ZeroDivisionError, everything before it written."""
     ran = _counted(monkeypatch)
-    check("for k in range(nt):\n    u = u + 1.0 / (k - 200)\n", SETUP, backend="cpu", cache=False)
+    check("for k in range(900):\n    u = u + 1.0 / (k - 600)\n", SETUP, backend="cpu", cache=False)
     assert ran and ran[0][0] >= 1, ran  # (units ran ahead; the values and the exception: check)
 
 
