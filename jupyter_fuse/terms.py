@@ -11,7 +11,10 @@ Why that is right: between two units, only what the loop variable computes can c
 binds arrays only, reads numbers that do not change, and syncs nothing: ``loops._end_unit``), and every
 computation on the variable is one of the subexpressions: the source check lets the variable be read
 nowhere else (not in an index: ``windows.py``; not by a function of the cell's). A subexpression that is
-not the constant's source and still gives both units' values is a second match: the loop is traced.
+not the constant's source and still gives both units' values is a second match: the loop is traced. A
+constant that did not change may still be one (``k > 100`` is False for a while): one that a subexpression
+gives refuses the loop too. And each outermost subexpression's value must be one of the graph's constants at
+every iteration of the unit: else it picked a branch or set a parameter, which would differ further on.
 """
 
 from __future__ import annotations
