@@ -58,6 +58,7 @@ MOVING_UNIT_OPS, MOVING_TRIES, MAX_UNITS = 6, 6, 4096
 MIN_UNITS = 8  # units fast-forwarded at least: below that, tracing them all costs little (and plans the loop whole)
 MIN_SMALL_UNITS = 4  # ... of small units (``_stretch``): a stretch of 19 steps between checkpoints runs 13 ahead
 MIN_ITERATIONS = 8  # a shorter loop is traced (tests lower these)
+SMALL = 1 << 15  # elements of the arrays of a loop storing into them that runs in small units (``_small``)
 # kernel launches of the units run ahead from which they run as one compiled program (as a replay's, ``program.py``)
 MIN_PROGRAM_LAUNCHES = 32
 
@@ -89,13 +90,14 @@ def mark(tree: ast.Module) -> int:
         stmt = todo.pop()
         names = _eligible(stmt, functions)
         if names is not None:
-            assigned, loaded, moves, calls, scalars = names
+            assigned, loaded, moves, calls, scalars, stores = names
             # (by import, not by a name of the cell's: a function the cell defines may be called anywhere later)
             driver = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant(__name__)], []),
                                    "loops", ast.Load())
             call = ast.Call(ast.Attribute(driver, "driver", ast.Load()), [
                 stmt.iter, ast.Constant(stmt.lineno), ast.Constant(tuple(assigned)), ast.Constant(tuple(loaded)),
-                ast.Constant(moves), ast.Constant(calls), ast.Constant(_checkpoints(stmt)), ast.Constant(scalars)], [])
+                ast.Constant(moves), ast.Constant(calls), ast.Constant(_checkpoints(stmt)), ast.Constant(scalars),
+                ast.Constant(stores)], [])
             stmt.iter = ast.copy_location(call, stmt.iter)
             ast.fix_missing_locations(stmt)
             marked += 1
@@ -110,10 +112,11 @@ def mark(tree: ast.Module) -> int:
 
 
 def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] | None = None) \
-        -> tuple[list[str], list[str], bool, tuple[tuple[str, int], ...], tuple | None] | None:
+        -> tuple[list[str], list[str], bool, tuple[tuple[str, int], ...], tuple | None, bool] | None:
     """(names bound, names read, whether its windows move: ``windows.indexes_only``, the functions of the cell it calls
-    (``_functions``): their names and lines, the numbers it computes from its variable: ``terms.candidates``) by
-    the body of a loop that only computes arrays, or None."""
+    (``_functions``): their names and lines, the numbers it computes from its variable: ``terms.candidates``,
+    whether it stores into part of an array: ``u[1:-1] = ...``) by the body of a loop that only computes arrays,
+    or None."""
     if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and isinstance(stmt.iter, ast.Call)
             and isinstance(stmt.iter.func, ast.Name) and stmt.iter.func.id == "range" and not stmt.iter.keywords):
         return None
@@ -142,8 +145,9 @@ def _eligible(stmt: ast.stmt, functions: dict[str, tuple[int, tuple[str, ...]]] 
         loaded.update(dict.fromkeys(functions[name][1]))  # checked at run time as the body's reads)
     moves = target in loaded and scalars is None
     loaded = {n: None for n in loaded if n not in assigned and n != target}
+    stores = any(isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) for b in body for n in ast.walk(b))
     return [*assigned], [*loaded], moves, tuple((name, functions[name][0]) for name in loaded if name in functions), \
-        scalars
+        scalars, stores
 
 
 # what the test of a checkpoint may be made of (``_checkpoint``)
@@ -341,7 +345,7 @@ class _Unit:
 
 def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...], moves: bool = False,
            calls: tuple[tuple[str, int], ...] = (), checkpoints: tuple[str, tuple[str, ...]] | None = None,
-           scalars: tuple | None = None) -> Any:
+           scalars: tuple | None = None, stores: bool = False) -> Any:
     """The loop's iterable: itself, or an iterator that fast-forwards it (``_run``)."""
     from .session import active
 
@@ -353,12 +357,12 @@ def driver(iterable: Any, line: int, assigned: tuple[str, ...], loaded: tuple[st
     frame = sys._getframe(1)  # (the loop's: the cell's, or a function's it defines)
     if frame.f_globals is not s.namespace:
         return iterable  # (a function of an earlier cell's)
-    return _run(s, frame, iterable, line, assigned, loaded, moves, dict(calls), checkpoints, scalars)
+    return _run(s, frame, iterable, line, assigned, loaded, moves, dict(calls), checkpoints, scalars, stores)
 
 
 def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loaded: tuple[str, ...],
          moves: bool, calls: dict[str, int], checkpoints: tuple[str, tuple[str, ...]] | None,
-         scalars: tuple | None = None) -> Iterator[int]:
+         scalars: tuple | None = None, stores: bool = False) -> Iterator[int]:
     """The loop's iterations: between its checkpoints' iterations (``_checkpoint``), which run as Python, each
     stretch is fast-forwarded on its own (``_stretch``)."""
     n, j, again, memo = len(r), 0, False, {}
@@ -366,7 +370,7 @@ def _run(s: Any, frame: Any, r: range, line: int, assigned: tuple[str, ...], loa
         end = _quiet(s, frame, r, j, checkpoints) if checkpoints is not None else n
         if end > j:
             again = yield from _stretch(s, frame, r, j, end, line, assigned, loaded, moves, calls, again,
-                                        checkpoints is not None, memo, scalars)
+                                        checkpoints is not None, memo, scalars, stores)
         if end < n:
             yield r[end]  # (a checkpoint fires)
         j = end + 1
@@ -416,11 +420,12 @@ def _test(source: str, names: tuple[str, ...]) -> Any:
 
 def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned: tuple[str, ...],
              loaded: tuple[str, ...], moves: bool, calls: dict[str, int], again: bool, short: bool,
-             memo: dict, scalars: tuple | None = None) -> Iterator[int]:
+             memo: dict, scalars: tuple | None = None, stores: bool = False) -> Iterator[int]:
     """Iterations ``lo`` to ``hi`` of the loop, fast-forwarded where they make one graph (the module docstring).
     ``again``: a stretch before this one ran units ahead. ``short``: a stretch between checkpoints, its units
-    made as short as its length needs. ``memo``: what the stretches before found (the ops of an iteration:
-    ``per``; units of two steps: ``twice``). Returns whether a stretch has run units ahead."""
+    made as short as its length needs. ``stores``: the body stores into part of an array (``_small``). ``memo``:
+    what the stretches before found (the ops of an iteration: ``per``; units of two steps: ``twice``). Returns
+    whether a stretch has run units ahead."""
     n = len(r)
     tail = 1 if hi == n else 0  # (the loop's last iteration runs as Python: the loop variable ends as NumPy's)
     j = lo  # iterations run
@@ -435,11 +440,11 @@ def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned
         yield r[lo + 1]
         per = memo["per"] = s.report.ops - start
         j = lo + 2
-    # Small units where windows move or checkpoints cut the loop short: the fewer iterations the two units it
-    # matches take, the fewer are traced (a stretch of 49 between checkpoints traces 2 and runs 47 ahead). Units
-    # of many iterations elsewhere: their kernels fuse iterations (a loop too short for them is planned whole:
-    # ``x = x * 0.5 + 1`` twenty times is one kernel, and its graph is drawn whole).
-    small = moves or short
+    # Small units where windows move, checkpoints cut the loop short or it stores into small arrays: the fewer
+    # iterations the two units it matches take, the fewer are traced (a stretch of 49 between checkpoints traces 2
+    # and runs 47 ahead). Units of many iterations elsewhere: their kernels fuse iterations (a loop too short for
+    # them is planned whole: ``x = x * 0.5 + 1`` twenty times is one kernel, and its graph is drawn whole).
+    small = moves or short or stores and _small(s, frame, assigned + loaded)
     least = MIN_SMALL_UNITS if small else MIN_UNITS
     few = small and scalars is None  # (units whose numbers change launch one by one, ``_forward``: fewer, longer)
     m = max(1, math.ceil((MOVING_UNIT_OPS if few else UNIT_OPS) / per)) if per > 0 else 0
@@ -497,6 +502,20 @@ def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned
     return again
 
 
+def _small(s: Any, frame: Any, names: tuple[str, ...]) -> bool:
+    """Are the arrays a loop storing into part of an array touches small (``SMALL`` elements at most)? Such a
+    loop (``un = u.copy(); u[1:-1] = ... un[2:] ...``, a stencil's taps added into ``out[1:-1, 1:-1]``) needs a
+    kernel or more a step whatever its units: its stores cut them. On small arrays a step's kernels cost little
+    next to tracing it, so it runs ahead in units of a step or two, the fewest traced (conv: 4 of 20 passes).
+    Units of many steps serve long arrays, whose kernels may still fuse what steps do between the stores."""
+    lookup = _lookup(s, frame)
+    for name in names:
+        v = lookup(name)
+        if isinstance(v, (LazyArray, np.ndarray)) and v.size > SMALL:
+            return False
+    return True
+
+
 _SWAPPED = object()  # (``_end_unit``: a name holds another's buffer)
 
 
@@ -506,22 +525,18 @@ def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, 
     name ends it in a buffer another name held."""
     if events is not None and (s.events, fperrors.state()) != events:
         return None  # (a sync, a call outside the trace, a new input, np.seterr: Python saw or did more)
-    ns = s.namespace
-    local = frame.f_locals if frame.f_code.co_name != "<module>" else None  # (a function's: a snapshot)
+    lookup = _lookup(s, frame)
     lazies: list[tuple[str, LazyArray]] = []
     for name in assigned:
-        v = local.get(name) if local is not None else dict.get(ns, name)
+        v = lookup(name)
         if type(v) is not LazyArray:
             return None  # (a Python number the body computes: skipping the body would skip it)
         lazies.append((name, v))
     for name in loaded:
-        if local is not None and name in local:
-            v = local[name]
-        elif dict.__contains__(ns, name):
-            v = dict.__getitem__(ns, name)
-        elif name in _CALLS and name not in ns.user:
-            continue  # (a builtin)
-        else:
+        v = lookup(name)
+        if v is _MISSING:
+            if name in _CALLS and name not in s.namespace.user:
+                continue  # (a builtin)
             return None
         if type(v) is LazyArray:
             lazies.append((name, v))

@@ -15,6 +15,7 @@ minus what the body does not change).
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any, Callable
 
 from . import views
@@ -115,11 +116,17 @@ def _mover(form: Any, now: list[int], step: list[int]) -> Callable[[int], Any]:
             return "(" + "".join(source(y) + ", " for y in x) + ")"
         if x is _SLOT:
             i = next(numbers)
-            return f"{now[i]} + u * {step[i]}" if step[i] else str(now[i])
+            return f"n[{i}] + u * s[{i}]" if step[i] else f"n[{i}]"
         if x is None or type(x) is str:
             return repr(x)
         raise TypeError(x)
-    return eval("lambda u: " + source(form))  # noqa: S307 - made of ints, strings and None only
+    return _made(source(form))(now, step)
+
+
+@functools.lru_cache(maxsize=1024)
+def _made(source: str) -> Callable[[list[int], list[int]], Callable[[int], Any]]:
+    """``_mover``'s expression, compiled once (a loop run again moves the same windows)."""
+    return eval("lambda n, s: lambda u: " + source)  # noqa: S307 - made of ints, strings and None only
 
 
 def where_at(tmpl: Any, move: list, u: int) -> tuple:

@@ -21,9 +21,10 @@ def _labels(dr):
 
 
 @pytest.mark.parametrize("backend", ["numpy", "cpu"])
-def test_a_loop_is_drawn_once_with_its_count(backend):
+def test_a_loop_is_drawn_once_with_its_count(backend, monkeypatch):
     if backend == "cpu":
         pytest.importorskip("numba")
+    monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", "off")  # (traced whole: see the test below)
     d = _run(STENCIL, backend, u=np.linspace(0, 1, 100))
     assert len(d["kernel_list"]) > 50
     dr = graph.draw(d)
@@ -37,6 +38,16 @@ def test_a_loop_is_drawn_once_with_its_count(backend):
     assert "loop body ×50" in svg and "getitem" not in svg
     fig = figures.graph_figure(d)
     assert any("loop ×50" in (a.text or "") for a in fig.layout.annotations)
+
+
+def test_a_loop_run_ahead_says_so_under_its_drawn_iterations():
+    """Its iterations run ahead (``loops.py``) were never traced: the drawing shows the traced ones and says how
+    many more ran."""
+    d = _run(STENCIL, "numpy", u=np.linspace(0, 1, 100))
+    (lp,) = d["loops"]
+    dr = graph.draw(d)
+    assert lp["iterations"] >= 40 and dr.loops and dr.loops[0].reps + lp["iterations"] <= 50
+    assert f"line 1: {lp['iterations']} of the loop's 50 iterations ran ahead as its plan" in dr.notes[0]
 
 
 def test_find_loops():

@@ -462,6 +462,23 @@ def test_mark_leaves_inner_loops_that_change_the_graph(source):
     assert "driver(range(nt)" not in ast.unparse(tree)
 
 
+@pytest.mark.parametrize("source, n, forwarded", [
+    ("for k in range(30):\n    un = u.copy()\n    u[1:-1] = un[1:-1] + 0.3 * (un[2:] - 2 * un[1:-1] + un[:-2])\n",
+     50, True),
+    ("for k in range(30):\n    un = u.copy()\n    u[1:-1] = un[1:-1] + 0.3 * (un[2:] - 2 * un[1:-1] + un[:-2])\n",
+     100_000, False),
+    ("for k in range(30):\n    u = u * 0.5 + 0.25\n    v = u - 1.0\n", 50, False),
+])
+def test_a_short_loop_storing_into_small_arrays_runs_ahead_in_small_units(source, n, forwarded):
+    """30 steps of 7 ops: units of 48 ops would need 73 steps. A loop storing into part of an array needs a kernel
+    a step anyway: on small arrays it runs ahead in units of one step, 25 of them (two warm the loop up, two are
+    matched, the last is Python's). On long arrays, or with no store (its steps fuse: one kernel for all thirty),
+    it is planned whole."""
+    r = _forwarded(source, f"u = np.linspace(0.0, 1.0, {n}) ** 2\n", backend="cpu")
+    assert bool(r.loops) == forwarded and (not forwarded or r.loops[0]["iterations"] == 25), r.loops
+    assert forwarded or n > 50 or r.kernels == 1, r.kernels
+
+
 def test_an_inputs_elements_read_each_step_are_copied_once(monkeypatch):
     """``w[0]`` every step is one node (hash-consed) the session keeps: copied out of ``w`` once, not per step."""
     monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", "off")
