@@ -446,7 +446,8 @@ def _stretch(s: Any, frame: Any, r: range, lo: int, hi: int, line: int, assigned
     # them is planned whole: ``x = x * 0.5 + 1`` twenty times is one kernel, and its graph is drawn whole).
     small = moves or short or stores and _small(s, frame, assigned + loaded)
     least = MIN_SMALL_UNITS if small else MIN_UNITS
-    few = small and scalars is None  # (units whose numbers change launch one by one, ``_forward``: fewer, longer)
+    # (units whose numbers change get a row of constants each, made in Python, ``_forward``: fewer, longer)
+    few = small and scalars is None
     m = max(1, math.ceil((MOVING_UNIT_OPS if few else UNIT_OPS) / per)) if per > 0 else 0
     if small and m:  # (as few iterations a unit as fit in the loop, but no more units than the plan cache's tape
         # can hold: a step each, ``cache.MAX_STEPS``; a loop of 100,000 steps in units of one would not replay)
@@ -620,7 +621,7 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
     placed plan's kernels would be bound anew, which costs more than tracing the unit. Returns how many
     units ran (none: the loop goes on traced), and whether a window cut them short (the loop may match units
     anew after it). ``again``: this run of the loop ran units ahead before. ``consts``: each unit's constants that
-    the loop variable computes (``terms.Terms.ahead``): launch by launch (a program passes its first unit's)."""
+    the loop variable computes (``terms.Terms.ahead``): a compiled program reads them from a table."""
     t0 = time.perf_counter()
     report, tape = s.report, s.tape
     run0 = report.times["run"]  # (a program's run adds its own time: the whole of it is said once, below)
@@ -633,13 +634,14 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
         placed = _placed(s, last, first, rule, min(units, 2))  # (the program's first two units)
         if len(placed) < 2:
             return 0, cut
-    blk, how = _program(s, last, first, rule, units, line, placed) if consts is None else (None, "")
+    blk, how = _program(s, last, first, rule, units, line, placed, consts)
     if placed is not None:
-        placed += _placed(s, last, first, rule, units, placed) if blk is not None else []
-        if len(placed) < units:
+        if blk is None:
             return 0, False
+        if tape is not None:  # (the tape records each unit, placed: without one, the program needs the first two)
+            placed += _placed(s, last, first, rule, units, placed)
     if blk is not None:
-        refs = _run_program(s, last, first, rule, units, blk, placed)
+        refs = _run_program(s, last, first, rule, units, blk, placed, consts)
         for buf, _, o in last.held:  # (no "prev": ``_program``)
             buf.node = refs[o]
     else:
@@ -712,10 +714,11 @@ class _Compiled:
         self.index: list[int] = []
         self.outs: list = []
 
-    def make(self, one: tuple, two: tuple, units: int, line: int, now: bool) -> None:
-        """From two units' (plan, leaves, kept values): the first unit run ahead, and the one after it."""
-        first, outs_b = one[1], two[2]
-        blk = program.unit_loop(self.backend, one, two, units, moves=one[0] is not two[0])
+    def make(self, runs: list[tuple], units: int, line: int, now: bool) -> None:
+        """From units' (plan, leaves, kept values): the first unit run ahead and the one after it, or all of them
+        (``program.unit_loop``)."""
+        first, outs_b = runs[0][1], runs[-1][2]
+        blk = program.unit_loop(self.backend, runs, units, moves=runs[0][0] is not runs[1][0])
         if blk is None:
             return
         blk.source, blk.fn = self.backend.compile_program(blk)
@@ -729,13 +732,14 @@ class _Compiled:
         self.blk = blk
 
 
-# (id of the plan, id of the backend, rule, units, the first unit's leaves' pattern, layouts and constants) -> its program
+# ((id of the plan, of the backend, rule, units, the first unit's leaves' pattern, layouts, constants), its table) -> its program
 _PROGRAMS: dict[tuple, _Compiled] = {}
 MAX_PROGRAMS = 64
+_TABLED: dict[tuple, tuple] = {}  # (a program's key without its table of constants -> the key of the one made)
 
 
 def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: int,
-             placed: list | None) -> tuple[_Compiled | None, str]:
+             placed: list | None, consts: list[dict[int, Any]] | None = None) -> tuple[_Compiled | None, str]:
     """The ``units`` runs of ``last``'s plan as one compiled program (``program.unit_loop``: a loop around
     one run's kernels, its arrays carried from run to run), or None: launch by launch. Made once per plan,
     rule and count; in the background where compiles run there (``backends/compiler.py``: numba is not even
@@ -745,7 +749,8 @@ def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: in
     (a program hands back the last unit's values only), nor where the user asked for kernels one by one
     (``compile_plan=False``, ``%%fuse --no-compile-plan``). Also how the units ran: "compiled", "compiling"
     (launch by launch while numba compiles the program), or "". ``placed``: each unit's plan, placed where
-    its windows lie (``_placed``): the program's windows move as far each run."""
+    its windows lie (``_placed``): the program's windows move as far each run. ``consts``: each unit's
+    constants (``terms.Terms.ahead``): the program reads them from a table, one program per table."""
     backend, tmpl = s.backend, last.tmpl
     if getattr(backend, "compile_block", None) is None or units * len(tmpl.plan.kernels) < MIN_PROGRAM_LAUNCHES \
             or any(kind == "prev" for _, kind, _ in last.held) or fperrors.errors_raise() \
@@ -754,25 +759,35 @@ def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: in
         return None, ""
     seen: dict = {}
     start = placed[0][0] if placed is not None else tmpl  # (the first unit's windows: where the program starts)
-    key = (id(tmpl.origin), start.where, id(backend), rule, units, tuple(seen.setdefault(n, i) for i, n in enumerate(first)),
-           tuple(n.layout for n in first), tuple(n.params for n in first if n.op == "const"))  # (the program
-    # passes the float constants it was made with: another value of ``c`` in ``u += c * v``, another program)
+    shape = (id(tmpl.origin), start.where, id(backend), rule, units, tuple(seen.setdefault(n, i) for i, n in enumerate(first)),
+             tuple(n.layout for n in first), tuple(n.params for i, n in enumerate(first) if n.op == "const"
+                                                   and not (consts and i in consts[0])))  # (the program passes
+    # the float constants it was made with: another value of ``c`` in ``u += c * v``, another program)
+    key = (shape, consts and tuple(repr(v) for c in consts for v in c.values()))  # (repr: 0.0 and -0.0 apart)
     got = _PROGRAMS.get(key)
     if got is None or got.tmpl is not tmpl.origin or got.backend is not backend:
+        if consts is not None and _TABLED.setdefault(shape, key) != key:
+            return None, ""  # (this loop made a program of another table: an outer loop moves its numbers each run,
+            # and a program made for each run would cost more than launching its units)
+        if len(_TABLED) > 4 * MAX_PROGRAMS:
+            _TABLED.clear()
         if len(_PROGRAMS) >= MAX_PROGRAMS:
             del _PROGRAMS[next(iter(_PROGRAMS))]
         got = _PROGRAMS[key] = _Compiled(tmpl.origin, backend)
         if placed is not None:
-            one, two = placed[0], placed[1]
-        else:  # (two units' values, of the plan where it lies)
-            outs_a = [s.leaf_for(n) for n in last.outs]
-            one, two = (tmpl, first, outs_a), (tmpl, _after(first, outs_a, rule), [s.leaf_for(n) for n in last.outs])
+            runs = placed[:2]
+        else:  # (two units' values, of the plan where it lies; every unit's where their constants differ)
+            runs, leaves = [], first
+            for u in range(units if consts is not None else 2):
+                if u:
+                    leaves = _after(leaves, runs[-1][2], rule, consts[u] if consts is not None else None, s)
+                runs.append((tmpl, leaves, [s.leaf_for(n) for n in last.outs]))
         if compiler.background():
             got.job = compiler.submit(("fast-forward", id(got), object()),  # (its own job: ids are reused)
-                                      lambda: got.make(one, two, units, line, True))
+                                      lambda: got.make(runs, units, line, True))
         else:  # (numba compiles it at its first call)
             try:
-                got.make(one, two, units, line, False)
+                got.make(runs, units, line, False)
             except Exception:  # noqa: BLE001 - the units launch one by one, as they did
                 if os.environ.get("JUPYTER_FUSE_STRICT") or os.environ.get("JUPYTER_FUSE_DEBUG"):
                     raise
@@ -786,9 +801,10 @@ def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: in
 
 
 def _run_program(s: Any, last: _Unit, first: list, rule: tuple, units: int, got: _Compiled,
-                 placed: list | None) -> list:
+                 placed: list | None, consts: list[dict[int, Any]] | None = None) -> list:
     """Run the program (``_program``) on the values ``last`` left; returns the last unit's kept values (new
-    leaves). The plan cache's tape records each unit, as if launched one by one."""
+    leaves). The plan cache's tape records each unit, as if launched one by one (with its constants:
+    ``consts``)."""
     tmpl, blk, index, outs_b = last.tmpl, got.blk, got.index, got.outs
     values = s.values
     local = {node: values[first[i]] for (_, node), i in zip(blk.inputs, index)}
@@ -805,12 +821,12 @@ def _run_program(s: Any, last: _Unit, first: list, rule: tuple, units: int, got:
             tmpl, leaves, refs = placed[u]
         else:
             if u:
-                leaves = _after(leaves, refs, rule)
+                leaves = _after(leaves, refs, rule, consts[u] if consts is not None else None, s)
             refs = [s.leaf_for(node) for node in last.outs]
         if tape is not None:
             tape.on_eval(tmpl, leaves, [(o, None) for o in refs], made, names)
     if placed is not None:
-        refs = placed[-1][2]
+        refs = placed[-1][2] if tape is not None else [s.leaf_for(node) for node in last.outs]
     for node, mine in zip(refs, outs_b):
         values[node] = local[mine]
     return refs

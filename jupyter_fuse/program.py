@@ -543,32 +543,35 @@ def _assemble(entry: Any, backend: Any, calls: bool) -> tuple[list[tuple], str, 
     return kept, too_big, cut
 
 
-def unit_loop(backend: Any, first: tuple[Any, list[Node], list[Node]], second: tuple[Any, list[Node], list[Node]],
-              count: int, moves: bool = False) -> Block | None:
+def unit_loop(backend: Any, runs: list[tuple[Any, list[Node], list[Node]]], count: int,
+              moves: bool = False) -> Block | None:
     """A fast-forwarded loop (``loops.py``) as one block: ``count`` runs of a plan, each on what the run before
-    kept. ``first`` and ``second`` are two such runs' (plan, leaves, kept values), the second reading the
-    first's where a run reads the one before. Built from those two alone: the loop ``_loop`` finds in them runs
-    ``count`` times, where nothing but the carried arrays changes between runs (no table, no history, no
-    moving offset unless ``moves``: the caller has checked that every run's windows lie as far on as the
-    second's from the first's). The block's inputs are ``first``'s leaves, its outputs ``second``'s kept
-    values (the last run's). None where that does not hold or a kernel cannot be called from compiled code."""
-    if getattr(backend, "call_spec", None) is None:
+    kept. ``runs`` are such runs' (plan, leaves, kept values), each reading the one before's where a run reads
+    the run before: the first two, or all ``count`` where their constants differ (``loops``' numbers of the
+    loop variable: the program reads a table of them, ``_tables``). Built from those alone: the loop ``_loop``
+    finds in them runs ``count`` times, where nothing but the carried arrays (and tabled constants) changes
+    between runs (no history, no moving offset unless ``moves``: the caller has checked that every run's
+    windows lie as far on as the second's from the first's). The block's inputs are the first run's leaves,
+    its outputs the last run's kept values. None where that does not hold or a kernel cannot be called from
+    compiled code."""
+    if getattr(backend, "call_spec", None) is None or len(runs) not in (2, count):
         return None
     b = _Builder(backend, set())
-    for tmpl, leaves, outs in (first, second):
+    for tmpl, leaves, outs in runs:
         b.eval_step(("eval", tmpl, leaves, [(o, None) for o in outs], tuple(k.name for k in tmpl.plan.kernels)))
     actions = b.finish()
     if len(actions) != 1 or actions[0][0] != "block":
         return None
     blk = actions[0][1]
-    _outputs(actions, set(second[2]))
-    period = len(blk.parts) // 2
-    if sum(len(nodes) for _, nodes in blk.outputs) != len(second[2]) or not period \
-            or not {n for _, n in blk.inputs} <= set(first[1]):
+    _outputs(actions, set(runs[-1][2]))
+    period = len(blk.parts) // len(runs)
+    if sum(len(nodes) for _, nodes in blk.outputs) != len(runs[-1][2]) or not period \
+            or not {n for _, n in blk.inputs} <= set(runs[0][1]):
         return None  # (a kept value no kernel makes, or a leaf no run before made: not a rotation)
     last_read = {v: i for i, u in enumerate(blk.parts) for v in u.ins}
-    loop = _loop(blk.parts, 0, period, 2, {v for v, _ in blk.outputs}, last_read, blk, False)
-    if loop is None or loop.history or loop.tables or loop.moved or not moves and any(any(d) for d in loop.deltas):
+    loop = _loop(blk.parts, 0, period, len(runs), {v for v, _ in blk.outputs}, last_read, blk, False)
+    if loop is None or loop.history or loop.tables and len(runs) != count or loop.moved \
+            or not moves and any(any(d) for d in loop.deltas):
         return None
     loop.count = count
     loop.key = (loop.key[0], count, *loop.key[2:])
@@ -692,10 +695,10 @@ def _shaped(arr: np.ndarray, shape: tuple[int, ...], alone: bool = False) -> np.
     again. Memory the program allocated (numba's, a buffer, not an array) gets an array of the shape
     over it instead, or a copy when it is small and ``alone`` (no other node shares the memory: a
     reduction's scalar); an input's memory written in place stays a view of that input."""
+    if not arr.size:  # (no memory to share: a new empty array, as the traced run's; NumPy's strides, not a slice's)
+        return np.empty(shape, arr.dtype)
     if arr.shape == shape:
         return arr
-    if not arr.size:  # (no memory to share: a new empty array, as the traced run's)
-        return np.empty(shape, arr.dtype)
     base = arr.base
     if base is not None and not isinstance(base, np.ndarray):
         if alone and arr.nbytes <= SMALL_COPY:

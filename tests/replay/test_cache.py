@@ -1173,3 +1173,17 @@ def test_a_compiled_replay_whose_mask_selects_another_count_says_so(monkeypatch)
         jf.wait_for_compiles()
         assert r.cache == cache and ns["tot"] == ref["tot"] and np.array_equal(ns["x"], ref["x"])
     assert r.miss_reasons == ["a boolean index selects more elements than when the cell was traced: traced anew"]
+
+
+def test_an_empty_array_a_replayed_program_computes_has_numpys_strides():
+    """A compiled replay's empty result is a new empty array (NumPy 2 gives every axis of one stride 0), not
+    a slice of the program's buffer (strides of its items): strides are part of what NumPy leaves."""
+    pytest.importorskip("numba")
+    PLAN_CACHE.clear()
+    src = "for k in range(40):\n    u = np.sort(u) + 1\nS = u[:0] * 2\n"
+    want = (np.arange(3.0)[:0] * 2).strides
+    for k in range(3):
+        ns = {"np": np, "u": np.arange(3.0) + k}
+        r = jf.run_cell(src, ns, "cpu")
+        assert ns["S"].shape == (0,) and ns["S"].strides == want, (r.cache, ns["S"].strides)
+    assert r.cache == "hit" and r.program.startswith("compiled")

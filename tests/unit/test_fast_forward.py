@@ -507,6 +507,31 @@ def test_a_loop_whose_variable_computes_numbers_runs_ahead_with_numpys_results(n
     assert "constants its loop variable computes" in repr(r)
 
 
+@pytest.mark.parametrize("name", list(NUMBERS))
+def test_units_whose_numbers_change_run_as_one_program_reading_a_table_and_replay(name):
+    """Each unit's constants (``terms.Terms.ahead``) are a table the compiled program reads, unit by unit
+    (``program.unit_loop``): no unit is launched from Python; the tape records each with its own constants, so
+    the cell replays them (with other inputs) as NumPy computes them."""
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    setup = SETUP.replace("nt = 300", "nt = 1200")  # (units enough for a program: ``loops.MIN_PROGRAM_LAUNCHES``)
+    r = check(NUMBERS[name], setup, backend="cpu").report
+    assert r.loops and r.loops[0]["numbers"] and r.loops[0]["how"] == "compiled", r.loops
+    assert check(NUMBERS[name], setup.replace("** 2", "** 3"), backend="cpu").report.cache == "hit"
+
+
+def test_numbers_an_outer_loop_moves_launch_unit_by_unit_after_one_program(monkeypatch):
+    """The inner loop's table differs in each run of it (``s`` moves its numbers): one program is made, for the
+    first run's table; the later runs launch their units one by one (a program each would cost more)."""
+    monkeypatch.setattr(loops, "_TABLED", {})
+    monkeypatch.setattr(loops, "_PROGRAMS", {})
+    r = check("for s in range(3):\n    for k in range(1200):\n        u = u * (1.0 - 1.0 / (k + 2 + s)) + 0.01\n",
+              SETUP, backend="cpu", cache=False).report
+    assert r.loops and r.loops[0]["runs"] == 3 and r.loops[0]["numbers"] and r.loops[0]["how"] == "", r.loops
+    assert len(loops._PROGRAMS) == 1 and len(loops._TABLED) == 1
+
+
 def test_a_number_that_raises_stops_the_run_ahead_before_its_iteration(monkeypatch):
     """``1.0 / (k - 600)``: the units before iteration 600 run ahead; that one is traced and raises NumPy's
     ZeroDivisionError, everything before it written."""
