@@ -10,7 +10,9 @@ body only computes arrays (``mark`` checks its source) has its iterations taken 
 of the plan (``plans.Template``) of the unit before it, read what that unit kept or what it read itself,
 and left each name holding the same kind of value in the same buffer (``_Unit.reads``), the plan is run
 for the units left, each on what the last one computed, without running their Python: no trace, no
-plan; the loop's last iterations are traced as usual.
+plan; the loop's last iterations are traced as usual. Units are a step or two where more would fuse nothing
+more and only be traced: a loop storing into part of small arrays (``_small``: its stores cut its kernels
+every step), or one whose windows move, or a stretch between checkpoints (below).
 
 Some loops make a graph that differs from the last one's in a known way. A loop whose variable
 is a term of its indices (``u[i - 1, :]``, ``traj[i] = state``) makes the same plan with its windows
