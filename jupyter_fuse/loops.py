@@ -509,7 +509,7 @@ def _small(s: Any, frame: Any, names: tuple[str, ...]) -> bool:
     """Are the arrays a loop storing into part of an array touches small (``SMALL`` elements at most)? Such a
     loop (``un = u.copy(); u[1:-1] = ... un[2:] ...``, a stencil's taps added into ``out[1:-1, 1:-1]``) needs a
     kernel or more a step whatever its units: its stores cut them. On small arrays a step's kernels cost little
-    next to tracing it, so it runs ahead in units of a step or two, the fewest traced (conv: 4 of 20 passes).
+    next to tracing it, so it runs ahead in units of a step or two, the fewest traced (conv: 5 of 20 passes).
     Units of many steps serve long arrays, whose kernels may still fuse what steps do between the stores."""
     lookup = _lookup(s, frame)
     for name in names:
@@ -779,11 +779,7 @@ def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: in
         if placed is not None:
             runs = placed[:2]
         else:  # (two units' values, of the plan where it lies; every unit's where their constants differ)
-            runs, leaves = [], first
-            for u in range(units if consts is not None else 2):
-                if u:
-                    leaves = _after(leaves, runs[-1][2], rule, consts[u] if consts is not None else None, s)
-                runs.append((tmpl, leaves, [s.leaf_for(n) for n in last.outs]))
+            runs = [(tmpl, *run) for run in _runs(s, last, first, rule, units if consts is not None else 2, consts)]
         if compiler.background():
             got.job = compiler.submit(("fast-forward", id(got), object()),  # (its own job: ids are reused)
                                       lambda: got.make(runs, units, line, True))
@@ -802,6 +798,18 @@ def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: in
     return (got, "compiled") if got.blk is not None else (None, "")
 
 
+def _runs(s: Any, last: _Unit, first: list, rule: tuple, count: int,
+          consts: list[dict[int, Any]] | None) -> Iterator[tuple[list, list]]:
+    """The first ``count`` units run ahead of ``last``, as (leaves, kept values: new leaves): the first reads
+    ``first``, each after it what the one before kept (``rule``), with its own constants (``consts``)."""
+    leaves = first
+    for u in range(count):
+        if u:
+            leaves = _after(leaves, refs, rule, consts[u] if consts is not None else None, s)
+        refs = [s.leaf_for(node) for node in last.outs]
+        yield leaves, refs
+
+
 def _run_program(s: Any, last: _Unit, first: list, rule: tuple, units: int, got: _Compiled,
                  placed: list | None, consts: list[dict[int, Any]] | None = None) -> list:
     """Run the program (``_program``) on the values ``last`` left; returns the last unit's kept values (new
@@ -817,18 +825,14 @@ def _run_program(s: Any, last: _Unit, first: list, rule: tuple, units: int, got:
         made = fperrors.modes()
         program.run_block(blk, local, s.report, lambda node, vals: vals[node])
     tape = s.tape
-    leaves, refs = first, []
-    for u in range(units if tape is not None else 1):
-        if placed is not None:
-            tmpl, leaves, refs = placed[u]
-        else:
-            if u:
-                leaves = _after(leaves, refs, rule, consts[u] if consts is not None else None, s)
-            refs = [s.leaf_for(node) for node in last.outs]
-        if tape is not None:
-            tape.on_eval(tmpl, leaves, [(o, None) for o in refs], made, names)
-    if placed is not None:
-        refs = placed[-1][2] if tape is not None else [s.leaf_for(node) for node in last.outs]
+    if placed is None:  # (each unit's plan, leaves and kept values; placed where its windows lie: ``_placed``)
+        placed = [(tmpl, *run) for run in _runs(s, last, first, rule, units if tape is not None else 1, consts)]
+    elif tape is None:
+        placed = [(tmpl, first, [s.leaf_for(node) for node in last.outs])]  # (only the last unit's values are named)
+    if tape is not None:
+        for plan, leaves, refs in placed:
+            tape.on_eval(plan, leaves, [(o, None) for o in refs], made, names)
+    refs = placed[-1][2]
     for node, mine in zip(refs, outs_b):
         values[node] = local[mine]
     return refs
