@@ -85,11 +85,19 @@ def mark(tree: ast.Module) -> int:
     """Wrap the iterable of each ``for NAME in range(...)`` of the cell (at its top level, inside its loops and
     blocks, inside the functions it defines) whose body may be fast-forwarded in a call of ``driver``, with
     the names the body binds and reads. Returns how many were marked."""
+    from . import syncloops
+
     marked = 0
     functions = _functions(tree)
-    todo = list(tree.body)
+    todo = [(tree.body, stmt) for stmt in tree.body]
     while todo:
-        stmt = todo.pop()
+        block, stmt = todo.pop()
+        made = syncloops.transform(stmt, functions)  # (a loop that reads a value each step: a sync in each of its
+        if made is not None:  # units, which this module's would not run ahead)
+            at = next(i for i, b in enumerate(block) if b is stmt)
+            block[at:at + 1] = made
+            marked += 1
+            continue  # (its body holds no loop)
         names = _eligible(stmt, functions)
         if names is not None:
             assigned, loaded, moves, calls, scalars, stores = names
@@ -107,9 +115,10 @@ def mark(tree: ast.Module) -> int:
         # outer one then is traced; a short one is traced in each of its units, which run ahead)
         if isinstance(stmt, (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef)):
             for field in ("body", "orelse", "finalbody"):
-                todo.extend(getattr(stmt, field, None) or [])
+                inside = getattr(stmt, field, None) or []
+                todo.extend((inside, b) for b in inside)
             for handler in getattr(stmt, "handlers", None) or []:
-                todo.extend(handler.body)
+                todo.extend((handler.body, b) for b in handler.body)
     return marked
 
 
@@ -649,14 +658,7 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
     else:
         leaves, refs = last.leaves, last.refs
         for u in range(units):
-            leaves = _after(leaves, refs, rule, consts[u] if consts is not None else None, s)
-            outs = [s.leaf_for(node) for node in last.outs]
-            made = s.run_plan(tmpl, leaves, outs)
-            refs, earlier = outs, refs
-            if tape is not None:
-                tape.on_eval(tmpl, leaves, [(o, None) for o in outs], made)
-            for buf, kind, o in last.held:
-                buf.node = refs[o] if kind == "out" else earlier[o]
+            leaves, refs = advance(s, last, leaves, refs, rule, consts[u] if consts is not None else None)
             if len(s.values) > s._gc_at:
                 s._collect()
     report.ops += last.ops * units
@@ -678,6 +680,21 @@ def _forward(s: Any, last: _Unit, rule: tuple, units: int, line: int, m: int, n:
                          "kernels": kernels, "time": elapsed, "runs": 1, "how": how,
                          "moves": placed is not None, "numbers": consts is not None})
     return units, cut
+
+
+def advance(s: Any, last: _Unit, leaves: list, refs: list, rule: tuple,
+            consts: dict[int, Any] | None = None) -> tuple[list, list]:
+    """One more unit of ``last``'s plan, launched, on what the unit before (which read ``leaves``) kept
+    (``refs``): the names' buffers hold its values. Returns its leaves and kept values (those no buffer holds
+    are dropped at the session's next collection)."""
+    leaves = _after(leaves, refs, rule, consts, s)
+    outs = [s.leaf_for(node) for node in last.outs]
+    made = s.run_plan(last.tmpl, leaves, outs)
+    if s.tape is not None:
+        s.tape.on_eval(last.tmpl, leaves, [(o, None) for o in outs], made)
+    for buf, kind, o in last.held:
+        buf.node = outs[o] if kind == "out" else refs[o]
+    return leaves, outs
 
 
 def _placed(s: Any, last: _Unit, first: list, rule: tuple, units: int,

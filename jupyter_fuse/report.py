@@ -255,8 +255,14 @@ def loop_text(loop: dict[str, Any]) -> str:
             f"{loop['unit']} iteration{'s' * (loop['unit'] != 1)} made one graph"
             f"{' with its windows moved on' if loop.get('moves') else ''}"
             f"{' with the constants its loop variable computes' if loop.get('numbers') else ''}, so its plan "
-            f"({fmt.plural(loop['kernels'], 'kernel')}) ran {fmt.count(loop['units'])} times more without "
-            f"the loop's Python{_HOW.get(loop.get('how', ''), '')}, in {fmt.seconds(loop['time'])}")
+            f"({fmt.plural(loop['kernels'], 'kernel')}) ran {fmt.count(loop['units'])} times more "
+            f"{_READS if loop.get('reads') else _SKIPS}"
+            f"{_HOW.get(loop.get('how', ''), '')}, in {fmt.seconds(loop['time'])}")
+
+
+_SKIPS = "without the loop's Python"
+# (``syncloops.py``: a loop reading a value each step runs its Python of numbers, on the value its plan computes)
+_READS = "with its arrays untraced: only the loop's Python of numbers ran, on the value the plan computed each step"
 
 
 _HOW = {"compiled": ", as one compiled program (a loop around its kernels)",

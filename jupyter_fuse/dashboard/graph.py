@@ -189,7 +189,9 @@ def draw(d: dict) -> Drawing:
         notes.append("the recorded graph was truncated (a very long loop): later iterations are not drawn")
     for lp in d.get("loops") or []:  # (``loops.py``: what ran ahead was never traced, so it has no nodes)
         notes.append(f"line {lp['line']}: {fmt.count(lp['iterations'])} of the loop's {fmt.count(lp['of'])} "
-                     f"iterations ran ahead as its plan, without its Python: not drawn")
+                     f"iterations ran ahead as its plan, without "
+                     f"{'tracing its arrays (its Python only read a value each step)' if lp.get('reads') else 'its Python'}"
+                     f": not drawn")
     edges = list(dict.fromkeys(edges))
 
     names = user_names(d, iteration)

@@ -82,7 +82,8 @@ def test_fast_forwarded_values_are_the_traced_ones_to_the_bit(backend, setup, so
 
 
 NOT_FORWARDED = {  # loops it must trace: what their Python does is not in the graph
-    "a float each step": "s = 0.0\nfor k in range(nt):\n    u = u * 0.5 + 1.0\n    s = s + float(u[3])\n",
+    "a float each step into a number the arrays read": "s = 0.0\nfor k in range(nt):\n    u = u * 0.5 + s\n"
+                                                        "    s = s + float(u[3])\n",  # (one they do not: test_sync_loops.py)
     "a Python number": "for k in range(nt):\n    u = u * 0.5 + t\n    t = t + 0.01\n",
     "a list appended": "h = []\nfor k in range(nt):\n    u = u * 0.5 + 1.0\n    h.append(u)\n",
     "a random draw": "rng = np.random.default_rng(3)\nfor k in range(nt):\n    u = u + rng.random(50)\n",
@@ -426,8 +427,9 @@ def test_a_checkpoint_replays_with_numpys_results():
     (HEAT + "    if n % 50 == 0:\n        print(n)\n", 1),
     (HEAT + "    if n % k == 0 or n == last:\n        h.append(u.copy())\n", 1),
     (HEAT + "    if n % 50 == 0:\n        print(n)\n    else:\n        pass\n", 0),  # an else
-    (HEAT + "    if np.any(u > 1):\n        print(n)\n", 0),  # a call
-    (HEAT + "    if u[0] > 1:\n        print(n)\n", 0),  # an element
+    (HEAT + "    if np.any(u > 1):\n        print(n)\n", 1),  # a test of arrays: a value read each step (syncloops.py)
+    (HEAT + "    if u[0] > 1:\n        print(n)\n", 1),  # an element: the same
+    (HEAT + "    if u[0] > 1:\n        print(n)\n    if u[1] > 1:\n        print(n)\n", 0),  # two values a step
     (HEAT + "    if un is u:\n        print(n)\n", 0),  # a name the body computes
     ("for n in range(nt):\n    if n % 2:\n        u = u * 0.5\n", 0),  # nothing computed but in the checkpoint
 ])

@@ -1,0 +1,153 @@
+"""Loops that read a value each step (``jupyter_fuse/syncloops.py``): a residual's ``float()``, a ``while`` on
+arrays, a ``break`` on a test. Once two steps make one plan, each step runs it and only the loop's Python of
+numbers runs; everything the user sees stays NumPy's, and the loops it must not run so are traced as before."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+import jupyter_fuse
+from jupyter_fuse import loops
+from harness import check
+
+SETUP = ("u = np.linspace(0.0, 1.0, 50) ** 2\nv = np.arange(50.0)\nc = np.linspace(1.0, 30.0, 40)\n"
+         "hi = np.maximum(c, 1.0)\ntol = 1e-9\nnt = 300\n")
+
+JACOBI = ("it = 0\nres = 1.0\nwhile it < 200 and res > 1e-12:\n    un = u.copy()\n"
+          "    u[1:-1] = 0.5 * (un[2:] + un[:-2])\n    res = float(np.abs(u - un).max())\n    it += 1\n")
+
+RUN_AHEAD = {
+    "a residual's float, a while on it": JACOBI,
+    "a while on arrays (bisection)": "lo = np.zeros_like(c)\nit = 0\nwhile np.max(hi - lo) > tol:\n"
+                                     "    mid = 0.5 * (lo + hi)\n    f = mid ** 3 - c\n"
+                                     "    lo = np.where(f < 0, mid, lo)\n    hi = np.where(f >= 0, mid, hi)\n    it += 1\n",
+    "a break on a test of arrays": "for it in range(nt):\n    un = u.copy()\n    u[1:-1] = 0.5 * (un[2:] + un[:-2])\n"
+                                   "    err = np.abs(u - un).max()\n    if err < 1e-5:\n        break\n",
+    "an element's float each step": "s = 0.0\nfor k in range(nt):\n    u = u * 0.5 + 1.0\n    s = s + float(u[3])\n",
+    "a history and a print now and then": "hist = []\nfor k in range(nt):\n    u = u * 0.99 + 0.01\n"
+                                          "    hist.append(u.sum().item())\n    if k % 50 == 0:\n        print(k, hist[-1])\n",
+    "an int count of a mask": "n = 0\nfor k in range(nt):\n    u = np.sqrt(u + 0.5)\n    n += int((u > 1.2).sum())\n",
+    "a relative tolerance on the first residual": "hist = []\nfor it in range(nt):\n    un = u.copy()\n"
+                                                  "    u[1:-1] = 0.5 * (un[2:] + un[:-2])\n    r = float(np.sqrt(((u - un) ** 2).mean()))\n"
+                                                  "    hist.append(r)\n    if r < 1e-3 * hist[0]:\n        break\n",
+    "a loop in a function of the cell's": "def relax(a, steps):\n    k = 0\n    while float(a.max()) > 0.1 and k < steps:\n"
+                                         "        a = a * 0.99\n        k += 1\n    return a, k\nw, count = relax(u + 1.0, 250)\n",
+}
+
+
+@pytest.mark.parametrize("name", list(RUN_AHEAD))
+@pytest.mark.parametrize("backend", ["numpy", "cpu", "cupy-dry"])
+def test_a_loop_reading_a_value_each_step_runs_ahead_with_numpys_results(name, backend):
+    opts = {"backend": "cupy", "dry_run": True} if backend == "cupy-dry" else {"backend": backend}
+    r = check(RUN_AHEAD[name], SETUP, cache=False, **opts).report
+    (loop,) = r.loops
+    assert loop["reads"] and loop["iterations"] >= 25 and loop["iterations"] == loop["units"], loop
+
+
+def test_the_steps_run_ahead_are_the_traced_ones_to_the_bit(monkeypatch):
+    """The same plans on the same values: bit for bit what tracing every step gives, the same op count, the
+    same number of steps (Python read the same values)."""
+    runs = []
+    for on in ("on", "off"):
+        monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", on)
+        ns = {"np": np}
+        exec(SETUP, ns)
+        r = jupyter_fuse.run_cell(JACOBI, ns, backend="cpu", cache=False)
+        runs.append((ns["u"], ns["it"], ns["res"], r))
+    (a, ita, resa, ra), (b, itb, resb, rb) = runs
+    assert ra.loops and not rb.loops
+    assert a.tobytes() == b.tobytes() and ita == itb and resa == resb and type(resa) is float
+    assert ra.ops == rb.ops and len(ra.syncs) == len(rb.syncs)
+
+
+NOT_AHEAD = {  # loops it must trace: what skipping their array statements would change is not in the plan
+    "the site reads a number the loop changes": "it = 0\nwhile it < nt:\n    u = u * 0.5 + 1.0\n"
+                                                "    it += 1\n    s = float((u * it).sum())\n",
+    "an array statement reads a number the loop changes": "res = 1.0\nfor k in range(nt):\n    u = u * 0.5 + res\n"
+                                                          "    res = float(u.max())\n",
+    "two values read a step": "for k in range(nt):\n    u = u * 0.5 + 1.0\n    a = float(u[0])\n    b = float(u[1])\n",
+    "an array statement after the site": "for k in range(nt):\n    u = u * 0.5 + 1.0\n    r = float(u.sum())\n"
+                                         "    v = v + u\n",
+    "a break between arrays and the site": "for k in range(nt):\n    u = u * 0.5 + 1.0\n    if k > 250:\n        break\n"
+                                           "    r = float(u.sum())\n",
+    "a site the test may not reach": "it = 0\nwhile it < nt and u.max() > 0.0:\n    u = u * 0.5\n    it += 1\n",
+    "a site inside a branch": "r = 0.0\nfor k in range(nt):\n    u = u * 0.5 + 1.0\n    if k % 2:\n        r = float(u[0])\n",
+    "a list of arrays": "h = []\nfor k in range(nt):\n    u = u * 0.5 + 1.0\n    h.append(u)\n    r = float(u[0])\n",
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_AHEAD))
+def test_a_loop_whose_python_does_more_than_count_is_traced(name):
+    r = check(NOT_AHEAD[name], SETUP, backend="cpu", cache=False).report
+    assert not r.loops
+
+
+def test_a_name_the_counting_reads_holds_an_array_so_the_loop_is_traced():
+    """Checked when the loop would go ahead: ``len(w)`` of an array is Python's, but what a scalar statement
+    reads must be a number (or a list of them), or the plan could not stand for the statements it skips."""
+    r = check("n = 0\nfor k in range(nt):\n    u = u * 0.5 + 1.0\n    n = n + len(w) + int(u[0] > 1)\n",
+              SETUP + "w = np.ones(3)\n", backend="cpu", cache=False).report
+    assert not r.loops
+
+
+def test_names_that_swap_arrays_end_as_numpys():
+    r = check("res = 1.0\nwhile res > 1e-6:\n    un = u.copy()\n    un[1:-1] = 0.5 * (u[2:] + u[:-2])\n"
+              "    res = float(np.abs(un - u).max())\n    u, un = un, u\n", SETUP, backend="cpu", cache=False).report
+    assert not r.loops  # (which of the user's arrays a name ends in depends on the count: ``loops._SWAPPED``)
+
+
+def test_an_error_of_a_step_run_ahead_raises_at_numpys_step():
+    """The counting runs as Python: it raises where NumPy's run raises, with everything before it done."""
+    check("it = 0\nwhile True:\n    u = u * 0.5 + 1.0\n    r = float(u[0])\n    it += 1\n    q = 1 // (60 - it)\n",
+          SETUP, backend="cpu", cache=False)
+
+
+def test_mark_gives_the_loop_a_body_of_its_numbers_and_keeps_the_cells_lines():
+    tree = ast.parse("x = 1\n" + JACOBI)
+    assert loops.mark(tree) == 1
+    text = ast.unparse(tree)
+    assert "res = float(_jupyter_fuse_loop4.value())" in text and "_jupyter_fuse_loop4.site(np.abs(u - un).max())" in text
+    loop = next(n for n in ast.walk(tree) if isinstance(n, ast.While))
+    assert loop.lineno == 4 and loop.body[0].orelse[1].lineno == 6  # (the traced body: the user's lines)
+
+
+@pytest.mark.parametrize("source", list(NOT_AHEAD.values())[:7])
+def test_mark_leaves_loops_alone_whose_numbers_meet_their_arrays(source):
+    assert "syncloops" not in ast.unparse(_marked(source))
+
+
+def _marked(source: str) -> ast.Module:
+    tree = ast.parse(source)
+    loops.mark(tree)
+    return tree
+
+
+def test_the_loops_state_leaves_no_name_in_the_cell():
+    ns = {"np": np}
+    exec(SETUP, ns)
+    jupyter_fuse.run_cell(JACOBI, ns, backend="cpu", cache=False)
+    assert not [k for k in ns if k.startswith("_jupyter_fuse")]
+
+
+def test_a_cell_whose_loop_read_values_replays_and_follows_new_values():
+    """The plan cache records each step run ahead and the value Python read: a re-run replays while Python would
+    read the same values; another input reads others, and is run anew (NumPy's results both times)."""
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    check(JACOBI, SETUP, backend="cpu")
+    assert check(JACOBI, SETUP, backend="cpu").report.cache == "hit"
+    r = check(JACOBI, SETUP.replace("** 2", "** 3"), backend="cpu").report
+    assert r.cache != "hit" and r.loops
+
+
+def test_the_report_and_the_graph_say_the_numbers_ran_as_python():
+    from jupyter_fuse.dashboard.graph import draw
+
+    r = check(JACOBI, SETUP, backend="cpu", cache=False).report
+    assert "only the loop's Python of numbers ran" in repr(r)
+    notes = draw(r.to_dict()).notes
+    assert any("its Python only read a value each step" in n for n in notes), notes
