@@ -758,7 +758,8 @@ _TABLED: dict[tuple, tuple] = {}  # (a program's key without its table of consta
 
 
 def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: int,
-             placed: list | None, consts: list[dict[int, Any]] | None = None) -> tuple[_Compiled | None, str]:
+             placed: list | None, consts: list[dict[int, Any]] | None = None,
+             launches: int | None = None) -> tuple[_Compiled | None, str]:
     """The ``units`` runs of ``last``'s plan as one compiled program (``program.unit_loop``: a loop around
     one run's kernels, its arrays carried from run to run), or None: launch by launch. Made once per plan,
     rule and count; in the background where compiles run there (``backends/compiler.py``: numba is not even
@@ -769,9 +770,12 @@ def _program(s: Any, last: _Unit, first: list, rule: tuple, units: int, line: in
     (``compile_plan=False``, ``%%fuse --no-compile-plan``). Also how the units ran: "compiled", "compiling"
     (launch by launch while numba compiles the program), or "". ``placed``: each unit's plan, placed where
     its windows lie (``_placed``): the program's windows move as far each run. ``consts``: each unit's
-    constants (``terms.Terms.ahead``): the program reads them from a table, one program per table."""
+    constants (``terms.Terms.ahead``): the program reads them from a table, one program per table. ``launches``:
+    those it saves (by default its units' kernels; ``syncloops``: a program of one unit, run each step)."""
     backend, tmpl = s.backend, last.tmpl
-    if getattr(backend, "compile_block", None) is None or units * len(tmpl.plan.kernels) < MIN_PROGRAM_LAUNCHES \
+    if launches is None:
+        launches = units * len(tmpl.plan.kernels)
+    if getattr(backend, "compile_block", None) is None or launches < MIN_PROGRAM_LAUNCHES \
             or any(kind == "prev" for _, kind, _ in last.held) or fperrors.errors_raise() \
             or any(n.layout is not None for n in last.outs) \
             or not s.report.options.get("compile_plan", True):  # (C-ordered arrays back; --no-compile-plan)

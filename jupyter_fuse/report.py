@@ -266,6 +266,7 @@ _READS = "with its arrays untraced: only the loop's Python of numbers ran, on th
 
 
 _HOW = {"compiled": ", as one compiled program (a loop around its kernels)",
+        "step": ", each step's kernels as one compiled call",
         "compiling": ", kernel by kernel while numba compiles them as one program"}
 
 

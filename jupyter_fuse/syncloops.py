@@ -46,6 +46,7 @@ from . import fperrors, loops
 from .trace import Buffer, LazyArray
 
 MAX_UNITS_TRIED = 6  # steps whose units are matched before the loop is left traced
+PROGRAM_AFTER = 8  # steps run ahead kernel by kernel before one asks for a compiled program of a step's kernels
 _CONVERT = {"float", "int", "bool", "complex"}
 _SCALAR_CALLS = (loops._CALLS | {"print"}) - {"range"}  # (calls the scalar statements may make by a bare name)
 _SCALAR_EXPRS = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Tuple,
@@ -319,7 +320,7 @@ class Loop:
     """One run of a marked loop: its steps traced until two units match, then run ahead (``value``)."""
 
     __slots__ = ("ahead", "done", "s", "frame", "line", "arrays", "loaded", "calls", "checked", "events", "ops",
-                 "prev", "where", "last", "rule", "leaves", "refs", "tried", "entry")
+                 "prev", "where", "last", "rule", "leaves", "refs", "tried", "entry", "stepped", "program")
 
     def __init__(self, s: Any, frame: Any, line: int, arrays: tuple[str, ...], loaded: tuple[str, ...],
                  calls: dict[str, int], checked: tuple[str, ...]) -> None:
@@ -336,6 +337,8 @@ class Loop:
         self.leaves: list = []
         self.refs: list = []
         self.tried = 0
+        self.stepped = 0  # (steps run ahead)
+        self.program: Any = None  # (``loops._Compiled``: a step's kernels as one compiled call, once made)
         self.entry: dict | None = None
 
     def site(self, v: Any) -> Any:
@@ -385,7 +388,20 @@ class Loop:
         s, last = self.s, self.last
         t0 = time.perf_counter()
         run0 = s.report.times["run"]
-        self.leaves, self.refs = loops.advance(s, last, self.leaves, self.refs, self.rule)
+        got = self.program
+        if got is None and self.stepped >= PROGRAM_AFTER and self.stepped % PROGRAM_AFTER == 0:
+            got = loops._program(s, last, loops._after(self.leaves, self.refs, self.rule), self.rule, 1, self.line,
+                                 None, launches=self.stepped * len(last.tmpl.plan.kernels))[0]
+            self.program = got  # (the same for every step: the same plan, on what the step before kept)
+        if got is not None:  # (a step's kernels as one compiled call: launching each costs microseconds)
+            first = loops._after(self.leaves, self.refs, self.rule)
+            refs = loops._run_program(s, last, first, self.rule, 1, got, None)
+            for buf, _, o in last.held:  # (no "prev": ``loops._program``)
+                buf.node = refs[o]
+            self.leaves, self.refs = first, refs
+        else:
+            self.leaves, self.refs = loops.advance(s, last, self.leaves, self.refs, self.rule)
+        self.stepped += 1
         s.report.ops += last.ops
         s.pending = 0
         o, chain, scalar = self.where  # type: ignore[misc]
@@ -409,6 +425,7 @@ class Loop:
         e["units"] += 1
         e["of"] += 1
         e["time"] += elapsed
+        e["how"] = "step" if got is not None else e["how"]
         return v
 
 

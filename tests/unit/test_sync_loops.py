@@ -63,6 +63,21 @@ def test_the_steps_run_ahead_are_the_traced_ones_to_the_bit(monkeypatch):
     assert ra.ops == rb.ops and len(ra.syncs) == len(rb.syncs)
 
 
+def test_a_steps_kernels_run_as_one_compiled_call_to_the_bit(monkeypatch):
+    """After a few steps kernel by kernel (``syncloops.PROGRAM_AFTER``), each step's kernels are one call of a
+    compiled program (``loops._program`` of one unit): the values, the steps and the op count of launching each."""
+    runs = []
+    for compiled in (True, False):
+        ns = {"np": np}
+        exec(SETUP, ns)
+        r = jupyter_fuse.run_cell(JACOBI, ns, backend="cpu", cache=False, compile_plan=compiled)
+        runs.append((ns["u"], ns["it"], r))
+    (a, ita, ra), (b, itb, rb) = runs
+    assert ra.loops[0]["how"] == "step" and rb.loops[0]["how"] == ""
+    assert "each step's kernels as one compiled call" in repr(ra)
+    assert a.tobytes() == b.tobytes() and ita == itb and ra.ops == rb.ops
+
+
 NOT_AHEAD = {  # loops it must trace: what skipping their array statements would change is not in the plan
     "the site reads a number the loop changes": "it = 0\nwhile it < nt:\n    u = u * 0.5 + 1.0\n"
                                                 "    it += 1\n    s = float((u * it).sum())\n",
