@@ -3,6 +3,7 @@
     .venv/bin/python bench/fuzz.py --n 10000 --backend numpy        # or cpu, cupy-dry
     .venv/bin/python bench/fuzz.py --n 200 --backend cpu --seed 50000 --minimize
     .venv/bin/python bench/fuzz.py --n 1000 --backend cpu --kind loops   # tests/fuzz/loopgen.py's loops
+    .venv/bin/python bench/fuzz.py --n 1000 --backend cpu --kind sync    # its loops reading a value each step
 
 Each seed is one program of tests/fuzz/gen.py (``--kind loops``: of tests/fuzz/loopgen.py, long loops), run three times under plain NumPy and under run_cell
 (first run; fresh inputs, a plan-cache replay where the cell is replayable; inputs mutated in place)
@@ -34,7 +35,7 @@ os.environ.setdefault("JUPYTER_FUSE_CACHE_DIR", tempfile.mkdtemp(prefix="jf-benc
 
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "fuzz"))  # (gen and loopgen as the tests import them: once)
 from gen import Deviation, check_program, generate, minimize  # noqa: E402
-from loopgen import generate_loop  # noqa: E402
+from loopgen import generate_loop, generate_sync_loop  # noqa: E402
 
 
 def main() -> int:
@@ -45,7 +46,7 @@ def main() -> int:
     ap.add_argument("--minimize", action="store_true", help="shrink each deviating program before printing it")
     ap.add_argument("--json", help="write every deviation to this file")
     ap.add_argument("--progress", type=int, default=500, help="print a progress line every N programs")
-    ap.add_argument("--kind", choices=["statements", "loops"], default="statements",
+    ap.add_argument("--kind", choices=["statements", "loops", "sync"], default="statements",
                     help="gen.py's programs, or loopgen.py's long loops")
     ap.add_argument("--fast-forward-all", action="store_true",
                     help="fast-forward every loop it may (jupyter_fuse/loops.py: units of one iteration, from 2 "
@@ -70,7 +71,7 @@ def main() -> int:
     found: list[Deviation] = []
     runs = hits = raising = 0
     for i, seed in enumerate(range(args.seed, args.seed + args.n), 1):
-        prog = generate(seed) if args.kind == "statements" else generate_loop(seed)
+        prog = {"statements": generate, "loops": generate_loop, "sync": generate_sync_loop}[args.kind](seed)
         raising += prog.raises
         res = check_program(prog, args.backend)
         runs, hits = runs + res.runs, hits + res.hits
@@ -84,7 +85,7 @@ def main() -> int:
             print(f"{i} programs, {time.perf_counter() - t0:.0f} s, {len(found)} differences", flush=True)
 
     cats = collections.Counter(d.category for d in found)
-    print(f"\nbackend {args.backend}: {args.n} {'loop ' * (args.kind == 'loops')}programs (seeds {args.seed}..{args.seed + args.n - 1}), {runs} runs "
+    print(f"\nbackend {args.backend}: {args.n} {'loop ' * (args.kind != 'statements')}programs (seeds {args.seed}..{args.seed + args.n - 1}), {runs} runs "
           f"({hits} plan-cache replays), {raising} programs end in NumPy's exception, "
           f"{time.perf_counter() - t0:.0f} s" + (f", {forwarded[0]} loops fast-forwarded ({forwarded[1]} as one compiled program, "
                                                         f"{forwarded[2]} with moving windows)"

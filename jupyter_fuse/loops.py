@@ -34,6 +34,9 @@ but the unit's own graph was computed in it (no sync, no call outside the trace,
 every name the body binds holds a lazy array and every name it reads is plain data, that no name took
 over another's array (the user's arrays swapped by name), and that NumPy's error state did not change.
 Where any of that fails the loop runs on, traced as usual. ``JUPYTER_FUSE_FASTFORWARD=off`` turns it off.
+
+A loop that reads a value of its arrays each step (a residual's ``float()``, a ``while`` on arrays) has a sync
+in each unit, so runs ahead otherwise: ``syncloops.py`` (``mark`` gives it to that module first).
 """
 
 from __future__ import annotations

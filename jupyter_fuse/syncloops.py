@@ -62,7 +62,7 @@ def transform(stmt: ast.stmt, functions: dict) -> list[ast.stmt] | None:
     found = _analyse(stmt, functions)
     if found is None:
         return None
-    site, arrays, assigned, loaded, calls, checked = found
+    site, arrays, assigned, loaded, calls, checked, trailing = found
     state = f"_jupyter_fuse_loop{stmt.lineno}"
 
     def name() -> ast.Name:
@@ -85,6 +85,12 @@ def transform(stmt: ast.stmt, functions: dict) -> list[ast.stmt] | None:
     else:
         for s in stmt.body:
             _replace(s, site, traced)
+    if trailing:  # (a step run ahead leaves its last array statements to the next step's plan, from the step whose
+        # site matched on; where the loop ends but by a ``break``, Python runs them: the names hold what the last
+        # step's plan computed, as they would there)
+        stmt.orelse = [ast.If(ast.Attribute(name(), "owed", ast.Load()), copy.deepcopy(stmt.body[-trailing:]), [])]
+        stmt.body[-trailing:] = [ast.If(ast.UnaryOp(ast.Not(), ast.Attribute(name(), "ahead", ast.Load())),
+                                        stmt.body[-trailing:], [])]
     stmt.body = [ast.If(ast.Attribute(name(), "ahead", ast.Load()), residue or [ast.Pass()], stmt.body)]
     # (by import, not by a name of the cell's: a function the cell defines may be called anywhere later)
     module = ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant(__name__)], []),
@@ -148,15 +154,18 @@ def _analyse(stmt: ast.stmt, functions: dict) -> tuple | None:
     if any(name in changed for name in loaded) or any(name in arrays for name in scalars):
         return None
     first = kinds.index("array")
-    if any(kind == "array" for kind in kinds[at + 1:]):
-        return None  # (an array statement after the site: an exit after it would skip what it computes)
+    rest = kinds[at + 1:]
+    after = rest[rest.index("array"):] if "array" in rest else []
+    trailing = len(after)  # (array statements after the site: the step's last, owed where the loop ends, ``transform``)
+    if "scalar" in after:
+        return None  # (a statement of numbers after them: an exit there, or an error, would skip what they compute)
     if any(any(isinstance(n, ast.Break) for n in ast.walk(s)) for s in stmt.body[first:at]):
         return None  # (an exit between the array statements and the site)
     for name in calls:
         loaded.update(dict.fromkeys(functions[name][1]))
     loaded = {n: None for n in loaded if n not in assigned}
     checked = tuple(n for n in {**scalars, **reads} if n not in arrays and n != target)
-    return site, arrays, tuple(assigned), tuple(loaded), tuple((n, functions[n][0]) for n in calls), checked
+    return site, arrays, tuple(assigned), tuple(loaded), tuple((n, functions[n][0]) for n in calls), checked, trailing
 
 
 def _outside(tree: ast.AST, sites: list[ast.expr]) -> list[ast.Name]:
@@ -319,12 +328,13 @@ def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> ast.AST:
 class Loop:
     """One run of a marked loop: its steps traced until two units match, then run ahead (``value``)."""
 
-    __slots__ = ("ahead", "done", "s", "frame", "line", "arrays", "loaded", "calls", "checked", "events", "ops",
+    __slots__ = ("ahead", "owed", "done", "s", "frame", "line", "arrays", "loaded", "calls", "checked", "events", "ops",
                  "prev", "where", "last", "rule", "leaves", "refs", "tried", "entry", "stepped", "program")
 
     def __init__(self, s: Any, frame: Any, line: int, arrays: tuple[str, ...], loaded: tuple[str, ...],
                  calls: dict[str, int], checked: tuple[str, ...]) -> None:
         self.ahead = False  # (the loop's Python reads it each step: which body runs)
+        self.owed = False  # (the last step ran ahead: its array statements after the site are the next step's)
         self.done = s is None  # (no more units to match: the loop runs on as it does)
         self.s, self.frame, self.line = s, frame, line
         self.arrays, self.loaded, self.calls, self.checked = arrays, loaded, calls, checked
@@ -364,6 +374,7 @@ class Loop:
         rule = unit.reads(self.prev) if self.prev is not None and where is not None and where == self.where else None
         if rule is not None and self._plain():
             self.ahead, self.last, self.rule, self.leaves, self.refs = True, unit, rule, unit.leaves, unit.refs
+            self.owed = True  # (this step's array statements after the site are the next plan's)
         self.prev, self.where = unit, where
         self.done = self.ahead or self.tried >= MAX_UNITS_TRIED
         return v
@@ -402,6 +413,7 @@ class Loop:
         else:
             self.leaves, self.refs = loops.advance(s, last, self.leaves, self.refs, self.rule)
         self.stepped += 1
+        self.owed = True
         s.report.ops += last.ops
         s.pending = 0
         o, chain, scalar = self.where  # type: ignore[misc]

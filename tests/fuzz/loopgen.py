@@ -250,3 +250,57 @@ def generate_loop(seed: int) -> LoopProgram:
         ends += ["h = np.array(hist)", "h = hist[-1] if hist else 0.0"]
     stmts.append(r.choice(ends))
     return LoopProgram(seed, inputs, stmts, replayable=True)
+
+
+# -- loops that read a value each step (jupyter_fuse/syncloops.py) ------------------------------------------
+
+def generate_sync_loop(seed: int) -> LoopProgram:
+    """One random loop reading one value of its arrays each step, as solvers and simulations do: a residual's
+    ``float()`` or ``.item()`` steering a ``while`` or a ``break``, a test of arrays in the ``while`` itself,
+    a count of a mask, the values kept in a list, printed every few steps; the array statements a stencil's,
+    an update's, a ``np.where``'s. Such a loop runs its steps ahead once two match (``syncloops.py``), and
+    sometimes cannot (a number the loop changes meets its arrays): both must leave what NumPy leaves."""
+    r = random.Random(seed)
+    dtype = r.choice(["float64", "float64", "float32"])
+    n = r.choice([3, 5, 16, 40])
+    m = r.choice([3, 4, 6])
+    inputs = [gen.Input("u", "array", dtype, (n,)), gen.Input("v", "array", dtype, (n,)),
+              gen.Input("g", "array", dtype, (m, m), r.choice(["C", "C", "F"])), gen.Input("c", "pyscalar", "float64")]
+    arrays = r.sample([
+        "un = u.copy()\n    u[1:-1] = 0.5 * (un[2:] + un[:-2])",
+        "u = u * c + v * 0.5",
+        "v = np.sqrt(np.abs(v - u * 0.25))",
+        "g[1:-1, 1:-1] = 0.25 * (g[2:, 1:-1] + g[:-2, 1:-1] + g[1:-1, 2:] + g[1:-1, :-2])",
+        "u = np.where(u > 0.5, u * 0.5, u + 0.1)",
+        "v += u * c",
+        "g = g * 0.9 + 0.05",
+        "u[0] = v[-1]",
+        "v = np.minimum(v, u) + 0.01",
+    ], r.randint(1, 4))
+    site = r.choice(["float(np.abs(u - v).max())", "float(u.sum())", "float(u[0])", "float(g.max())",
+                     "u.mean().item()", "float(np.sqrt((v * v).sum()))"])
+    tol = r.choice(["1e-9", "0.05", "0.5", "2.0", "c"])
+    steps = r.choice([6, 20, 60, 150])
+    extras = r.sample(["hist.append(res)", f"if it % {r.choice([3, 7])} == 0:\n        print(it, res)",
+                       "best = min(best, res)", "total = total + res * 0.5"], r.randint(0, 2))
+    form = r.random()
+    pre = ["hist = []", "best = 1e9", "total = 0.0", "it = 0", "res = 1.0"]
+    if form < 0.3:  # a while on the value read
+        loop = [f"while it < {steps} and res > {tol}:", *arrays, f"res = {site}", "it += 1", *extras]
+    elif form < 0.55:  # a break on it
+        loop = [f"for it in range({steps}):", *arrays, f"res = {site}", *extras, f"if res < {tol}:\n        break"]
+    elif form < 0.7:  # a count of a mask
+        loop = [f"for it in range({steps}):", *arrays, "res = int((u > 0.5).sum())", *extras]
+    elif form < 0.85:  # a test of arrays in the while (the value first: each step reads it)
+        test = r.choice(["np.max(np.abs(u)) > 1e-6", "u.sum() > -1e9", "float(g.min()) > -5.0"])
+        loop = [f"while {test} and it < {steps}:", *arrays, "it += 1", "res = float(it)", *extras]
+    else:  # a break on a test of arrays
+        test = r.choice(["np.abs(u).max() < 1e-3", "u[0] > 100.0", "not np.isfinite(v).all()"])
+        loop = [f"for it in range({steps}):", *arrays, f"if {test}:\n        break", "res = float(it)", *extras]
+    if form < 0.55 and len(arrays) > 1 and r.random() < 0.4:  # an update after the value read, the step's last
+        loop.remove(arrays[-1])
+        loop.append(arrays[-1])
+    text = loop[0] + "\n" + "\n".join("    " + s for s in loop[1:])
+    ends = ["out = u + v", "h = np.array(hist)", "last = (it, res, best, total)", "print(u[:3], g[0], it)"]
+    stmts = [f"n = {n}", *pre, text, r.choice(ends)]
+    return LoopProgram(seed, inputs, stmts, replayable=True)

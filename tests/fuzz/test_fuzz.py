@@ -26,8 +26,9 @@ import loopgen  # noqa: E402
 SCALE = float(os.environ.get("FUZZ_N", "1"))
 # about 1.5 minutes on 2 cores (kernels compiled cold); loop programs compile programs: fewer, longer
 PROFILE = [("statements", "numpy", 150), ("statements", "cpu", 30), ("statements", "cupy-dry", 45),
-           ("loops", "numpy", 40), ("loops", "cpu", 12), ("loops", "cupy-dry", 12)]
-GENERATORS = {"statements": gen.generate, "loops": loopgen.generate_loop}
+           ("loops", "numpy", 40), ("loops", "cpu", 12), ("loops", "cupy-dry", 12), ("sync", "numpy", 30),
+           ("sync", "cpu", 10)]
+GENERATORS = {"statements": gen.generate, "loops": loopgen.generate_loop, "sync": loopgen.generate_sync_loop}
 FIRST_SEED = 1_000_000  # the long runs of bench/fuzz.py start at 0: these seeds are the CI's own
 
 
@@ -47,6 +48,21 @@ def test_the_loop_generator_covers_long_loops():
                     r"for j in range\(", r"np\.roll", r"g\[1:-1, 1:-1\]", r"c = c \* 0\.9", r"astype\(np\.int64\)",
                     r"np\.asfortranarray"]:
         assert re.search(feature, text), f"no generated loop program has {feature!r}"
+
+
+def test_the_sync_loop_generator_draws_loops_that_run_ahead():
+    """Most of its loops are ones ``syncloops`` takes (a few meet a number the loop changes: traced)."""
+    import ast
+
+    from jupyter_fuse import loops
+
+    marked = 0
+    for seed in range(100):
+        tree = ast.parse(loopgen.generate_sync_loop(seed).source)
+        loops.mark(tree)
+        marked += "syncloops.start" in ast.unparse(tree)
+    assert marked >= 80, marked
+    assert str(loopgen.generate_sync_loop(7)) == str(loopgen.generate_sync_loop(7))
 
 
 def test_the_generator_is_deterministic():

@@ -14,7 +14,7 @@ from jupyter_fuse import loops
 from harness import check
 
 SETUP = ("u = np.linspace(0.0, 1.0, 50) ** 2\nv = np.arange(50.0)\nc = np.linspace(1.0, 30.0, 40)\n"
-         "hi = np.maximum(c, 1.0)\ntol = 1e-9\nnt = 300\n")
+         "hi = np.maximum(c, 1.0)\ntol = 1e-9\nnt = 300\nA = np.eye(6) * 3 + 0.1\nx = np.ones(6)\nb = np.arange(6.0)\n")
 
 JACOBI = ("it = 0\nres = 1.0\nwhile it < 200 and res > 1e-12:\n    un = u.copy()\n"
           "    u[1:-1] = 0.5 * (un[2:] + un[:-2])\n    res = float(np.abs(u - un).max())\n    it += 1\n")
@@ -33,6 +33,12 @@ RUN_AHEAD = {
     "a relative tolerance on the first residual": "hist = []\nfor it in range(nt):\n    un = u.copy()\n"
                                                   "    u[1:-1] = 0.5 * (un[2:] + un[:-2])\n    r = float(np.sqrt(((u - un) ** 2).mean()))\n"
                                                   "    hist.append(r)\n    if r < 1e-3 * hist[0]:\n        break\n",
+    "a residual checked before the update": "for k in range(nt):\n    r = b - A @ x\n"
+                                            "    res = float(np.sqrt((r * r).sum()))\n    if res < 1e-12:\n        break\n"
+                                            "    x = x + 0.2 * r\n",
+    "power iteration": "for k in range(nt):\n    y = A @ x\n    lam = float(x @ y)\n    x = y / np.sqrt((y * y).sum())\n",
+    "the update last, the loop run to its end": "it = 0\nwhile it < 100:\n    r = b - A @ x\n    res = float(np.abs(r).max())\n"
+                                                "    it += 1\n    x = x + 0.2 * r\n",
     "a loop in a function of the cell's": "def relax(a, steps):\n    k = 0\n    while float(a.max()) > 0.1 and k < steps:\n"
                                          "        a = a * 0.99\n        k += 1\n    return a, k\nw, count = relax(u + 1.0, 250)\n",
 }
@@ -63,6 +69,24 @@ def test_the_steps_run_ahead_are_the_traced_ones_to_the_bit(monkeypatch):
     assert ra.ops == rb.ops and len(ra.syncs) == len(rb.syncs)
 
 
+@pytest.mark.parametrize("ends", ["", "    if res < 1e-9:\n        break\n"])
+def test_array_statements_after_the_site_are_the_next_steps_plans_and_run_where_the_loop_ends(ends, monkeypatch):
+    """``x = x + 0.2 * r`` after the value read: each step's plan computes it with the next step's arrays; where the
+    loop runs to its end (not by the ``break``), Python runs it once more (its ``else``); bit for bit as traced."""
+    src = ("for k in range(60):\n    r = b - A @ x\n    res = float(np.abs(r).max())\n" + ends.replace("1e-9", "1e-6")
+           + "    x = x + 0.2 * r\n")
+    runs = []
+    for on in ("on", "off"):
+        monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", on)
+        ns = {"np": np}
+        exec(SETUP, ns)
+        r = jupyter_fuse.run_cell(src, ns, backend="cpu", cache=False)
+        runs.append((ns["x"], ns["k"], r))
+    (a, ka, ra), (b, kb, rb) = runs
+    assert ra.loops and not rb.loops and ka == kb and (ka < 59) == bool(ends)
+    assert a.tobytes() == b.tobytes() and ra.ops == rb.ops
+
+
 def test_a_steps_kernels_run_as_one_compiled_call_to_the_bit(monkeypatch):
     """After a few steps kernel by kernel (``syncloops.PROGRAM_AFTER``), each step's kernels are one call of a
     compiled program (``loops._program`` of one unit): the values, the steps and the op count of launching each."""
@@ -84,8 +108,8 @@ NOT_AHEAD = {  # loops it must trace: what skipping their array statements would
     "an array statement reads a number the loop changes": "res = 1.0\nfor k in range(nt):\n    u = u * 0.5 + res\n"
                                                           "    res = float(u.max())\n",
     "two values read a step": "for k in range(nt):\n    u = u * 0.5 + 1.0\n    a = float(u[0])\n    b = float(u[1])\n",
-    "an array statement after the site": "for k in range(nt):\n    u = u * 0.5 + 1.0\n    r = float(u.sum())\n"
-                                         "    v = v + u\n",
+    "numbers after an array statement after the site": "for k in range(nt):\n    u = u * 0.5 + 1.0\n"
+                                                       "    r = float(u.sum())\n    v = v + u\n    t = r * 2\n",
     "a break between arrays and the site": "for k in range(nt):\n    u = u * 0.5 + 1.0\n    if k > 250:\n        break\n"
                                            "    r = float(u.sum())\n",
     "a site the test may not reach": "it = 0\nwhile it < nt and u.max() > 0.0:\n    u = u * 0.5\n    it += 1\n",
