@@ -427,12 +427,17 @@ class Loop:
         elapsed = time.perf_counter() - t0
         s.report.times["run"] = run0 + elapsed - s._compile_delta()
         e = self.entry
-        if e is None:
-            e = self.entry = {"line": self.line, "iterations": 0, "of": 0, "unit": 1, "units": 0,
-                              "kernels": len(last.tmpl.plan.kernels), "time": 0.0, "runs": 1, "how": "",
-                              "moves": False, "numbers": False, "reads": True}
-            s.report.loops.append(e)
-            e["of"] = self.tried  # (the steps traced)
+        if e is None:  # (a loop run again, inside another loop or a function called again: one entry)
+            kernels = len(last.tmpl.plan.kernels)
+            e = next((e for e in s.report.loops if e["line"] == self.line and e.get("reads") and e["kernels"] == kernels),
+                     None)
+            if e is None:
+                e = {"line": self.line, "iterations": 0, "of": 0, "unit": 1, "units": 0, "kernels": kernels,
+                     "time": 0.0, "runs": 0, "how": "", "moves": False, "numbers": False, "reads": True}
+                s.report.loops.append(e)
+            self.entry = e
+            e["of"] += self.tried  # (the steps traced)
+            e["runs"] += 1
         e["iterations"] += 1
         e["units"] += 1
         e["of"] += 1

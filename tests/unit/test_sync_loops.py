@@ -39,6 +39,10 @@ RUN_AHEAD = {
     "power iteration": "for k in range(nt):\n    y = A @ x\n    lam = float(x @ y)\n    x = y / np.sqrt((y * y).sum())\n",
     "the update last, the loop run to its end": "it = 0\nwhile it < 100:\n    r = b - A @ x\n    res = float(np.abs(r).max())\n"
                                                 "    it += 1\n    x = x + 0.2 * r\n",
+    "inside an outer loop (one entry)": "for outer in range(5):\n    it = 0\n    res = 1.0\n"
+                                        "    while it < 100 and res > 1e-12:\n        un = u.copy()\n"
+                                        "        u[1:-1] = 0.5 * (un[2:] + un[:-2])\n        res = float(np.abs(u - un).max())\n"
+                                        "        it += 1\n    u = u + 1.0\n",
     "a loop in a function of the cell's": "def relax(a, steps):\n    k = 0\n    while float(a.max()) > 0.1 and k < steps:\n"
                                          "        a = a * 0.99\n        k += 1\n    return a, k\nw, count = relax(u + 1.0, 250)\n",
 }
