@@ -12,6 +12,7 @@ import pytest
 import jupyter_fuse
 from jupyter_fuse import loops
 from harness import check
+from test_fast_forward import _forwarded
 
 SETUP = ("u = np.linspace(0.0, 1.0, 50) ** 2\nv = np.arange(50.0)\nc = np.linspace(1.0, 30.0, 40)\n"
          "hi = np.maximum(c, 1.0)\ntol = 1e-9\nnt = 300\nA = np.eye(6) * 3 + 0.1\nx = np.ones(6)\nb = np.arange(6.0)\n")
@@ -51,25 +52,27 @@ RUN_AHEAD = {
 @pytest.mark.parametrize("name", list(RUN_AHEAD))
 @pytest.mark.parametrize("backend", ["numpy", "cpu", "cupy-dry"])
 def test_a_loop_reading_a_value_each_step_runs_ahead_with_numpys_results(name, backend):
-    opts = {"backend": "cupy", "dry_run": True} if backend == "cupy-dry" else {"backend": backend}
-    r = check(RUN_AHEAD[name], SETUP, cache=False, **opts).report
-    (loop,) = r.loops
+    (loop,) = _forwarded(RUN_AHEAD[name], SETUP, backend).loops
     assert loop["reads"] and loop["iterations"] >= 25 and loop["iterations"] == loop["units"], loop
 
 
-def test_the_steps_run_ahead_are_the_traced_ones_to_the_bit(monkeypatch):
-    """The same plans on the same values: bit for bit what tracing every step gives, the same op count, the
-    same number of steps (Python read the same values)."""
+def _on_and_off(source: str, monkeypatch) -> list[tuple[dict, jupyter_fuse.Report]]:
+    """The cell run (cpu, no plan cache) with fast-forward on, then off: its namespace and report each time."""
     runs = []
     for on in ("on", "off"):
         monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", on)
         ns = {"np": np}
         exec(SETUP, ns)
-        r = jupyter_fuse.run_cell(JACOBI, ns, backend="cpu", cache=False)
-        runs.append((ns["u"], ns["it"], ns["res"], r))
-    (a, ita, resa, ra), (b, itb, resb, rb) = runs
+        runs.append((ns, jupyter_fuse.run_cell(source, ns, backend="cpu", cache=False)))
+    return runs
+
+
+def test_the_steps_run_ahead_are_the_traced_ones_to_the_bit(monkeypatch):
+    """The same plans on the same values: bit for bit what tracing every step gives, the same op count, the
+    same number of steps (Python read the same values)."""
+    (a, ra), (b, rb) = _on_and_off(JACOBI, monkeypatch)
     assert ra.loops and not rb.loops
-    assert a.tobytes() == b.tobytes() and ita == itb and resa == resb and type(resa) is float
+    assert a["u"].tobytes() == b["u"].tobytes() and a["it"] == b["it"] and a["res"] == b["res"] and type(a["res"]) is float
     assert ra.ops == rb.ops and len(ra.syncs) == len(rb.syncs)
 
 
@@ -79,16 +82,9 @@ def test_array_statements_after_the_site_are_the_next_steps_plans_and_run_where_
     loop runs to its end (not by the ``break``), Python runs it once more (its ``else``); bit for bit as traced."""
     src = ("for k in range(60):\n    r = b - A @ x\n    res = float(np.abs(r).max())\n" + ends.replace("1e-9", "1e-6")
            + "    x = x + 0.2 * r\n")
-    runs = []
-    for on in ("on", "off"):
-        monkeypatch.setenv("JUPYTER_FUSE_FASTFORWARD", on)
-        ns = {"np": np}
-        exec(SETUP, ns)
-        r = jupyter_fuse.run_cell(src, ns, backend="cpu", cache=False)
-        runs.append((ns["x"], ns["k"], r))
-    (a, ka, ra), (b, kb, rb) = runs
-    assert ra.loops and not rb.loops and ka == kb and (ka < 59) == bool(ends)
-    assert a.tobytes() == b.tobytes() and ra.ops == rb.ops
+    (a, ra), (b, rb) = _on_and_off(src, monkeypatch)
+    assert ra.loops and not rb.loops and a["k"] == b["k"] and (a["k"] < 59) == bool(ends)
+    assert a["x"].tobytes() == b["x"].tobytes() and ra.ops == rb.ops
 
 
 def test_a_steps_kernels_run_as_one_compiled_call_to_the_bit(monkeypatch):
