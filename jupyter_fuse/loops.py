@@ -535,9 +535,10 @@ _SWAPPED = object()  # (``_end_unit``: a name holds another's buffer)
 
 
 def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, ...], calls: dict[str, int],
-              events: tuple | None, ops: int, prev: _Unit | None) -> _Unit | None:
+              events: tuple | None, ops: int, prev: _Unit | None, trades: bool = False) -> _Unit | None:
     """Compute the graph the unit made; None where the unit did anything besides making it, ``_SWAPPED`` where a
-    name ends it in a buffer another name held."""
+    name ends it in a buffer another name held (``trades``: only where that buffer is the user's array; a name
+    taking what another computed, ``lam = lam_new``, then holds the value the unit before kept, a "prev")."""
     if events is not None and (s.events, fperrors.state()) != events:
         return None  # (a sync, a call outside the trace, a new input, np.seterr: Python saw or did more)
     lookup = _lookup(s, frame)
@@ -588,7 +589,7 @@ def _end_unit(s: Any, frame: Any, assigned: tuple[str, ...], loaded: tuple[str, 
             role = ("?", None)  # (no unit before to tell: this unit only serves as the one before)
         if prev is not None:
             was = prev.names.get(name, (None,))[0]
-            if buf is not was and (id(buf) in owners or buf.origin is not None):
+            if buf is not was and (id(buf) in owners and not trades or buf.origin is not None):
                 return _SWAPPED
         roles.append((name, v._chain, *role))
         if role[0] in ("out", "prev"):

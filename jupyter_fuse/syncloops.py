@@ -359,7 +359,8 @@ class Loop:
             self.done = True
             return v
         unit = loops._end_unit(s, self.frame, self.arrays, self.loaded, self.calls, self.events,
-                               s.report.ops - self.ops, self.prev)
+                               s.report.ops - self.ops, self.prev, trades=True)  # (a step at a time: ``value``
+        # keeps each name on its own buffer and sets its value, which may be one the step before kept)
         self.tried += 1
         self.ops = s.report.ops
         if unit is None or unit is loops._SWAPPED:  # (Python did more than make the graph: traced on, or

@@ -40,6 +40,10 @@ RUN_AHEAD = {
     "power iteration": "for k in range(nt):\n    y = A @ x\n    lam = float(x @ y)\n    x = y / np.sqrt((y * y).sum())\n",
     "the update last, the loop run to its end": "it = 0\nwhile it < 100:\n    r = b - A @ x\n    res = float(np.abs(r).max())\n"
                                                 "    it += 1\n    x = x + 0.2 * r\n",
+    "a name taking what another computed (lam = lam_new)": "lam = 0.0\nq = x + np.arange(6.0)\nfor it in range(nt):\n"
+                                                           "    w = A @ q\n    lam_new = q @ w\n    q = w / np.sqrt(w @ w)\n"
+                                                           "    if abs(lam_new - lam) < 1e-14 * abs(lam_new):\n"
+                                                           "        break\n    lam = lam_new\n",
     "inside an outer loop (one entry)": "for outer in range(5):\n    it = 0\n    res = 1.0\n"
                                         "    while it < 100 and res > 1e-12:\n        un = u.copy()\n"
                                         "        u[1:-1] = 0.5 * (un[2:] + un[:-2])\n        res = float(np.abs(u - un).max())\n"
@@ -132,10 +136,16 @@ def test_a_name_the_counting_reads_holds_an_array_so_the_loop_is_traced():
     assert not r.loops
 
 
-def test_names_that_swap_arrays_end_as_numpys():
+def test_names_that_trade_buffers_end_as_numpys():
+    """Each step keeps a name on its own buffer and sets its value, one the step before kept where the name took
+    another's (``un`` below); the user's own arrays trading names are traced (which of them a name ends in
+    depends on the count: ``loops._SWAPPED``)."""
     r = check("res = 1.0\nwhile res > 1e-6:\n    un = u.copy()\n    un[1:-1] = 0.5 * (u[2:] + u[:-2])\n"
               "    res = float(np.abs(un - u).max())\n    u, un = un, u\n", SETUP, backend="cpu", cache=False).report
-    assert not r.loops  # (which of the user's arrays a name ends in depends on the count: ``loops._SWAPPED``)
+    assert r.loops and r.loops[0]["iterations"] > 1000
+    r = check("res = 1.0\nwhile res > 1e-6:\n    v[1:-1] = 0.5 * (u[2:] + u[:-2])\n    res = float(np.abs(v - u).max())\n"
+              "    u, v = v, u\n", SETUP + "v = u.copy()\n", backend="cpu", cache=False).report
+    assert not r.loops
 
 
 def test_an_error_of_a_step_run_ahead_raises_at_numpys_step():
