@@ -276,9 +276,11 @@ def generate_sync_loop(seed: int) -> LoopProgram:
         "g = g * 0.9 + 0.05",
         "u[0] = v[-1]",
         "v = np.minimum(v, u) + 0.01",
+        "uo = u\n    u = u * c + 0.1",  # (a name taking what another held: ``uo`` the last step's ``u``)
     ], r.randint(1, 4))
     site = r.choice(["float(np.abs(u - v).max())", "float(u.sum())", "float(u[0])", "float(g.max())",
-                     "u.mean().item()", "float(np.sqrt((v * v).sum()))"])
+                     "u.mean().item()", "float(np.sqrt((v * v).sum()))"]
+                    + ["float(np.abs(u - uo).max())"] * 3 * any(a.startswith("uo") for a in arrays))
     tol = r.choice(["1e-9", "0.05", "0.5", "2.0", "c"])
     steps = r.choice([6, 20, 60, 150])
     extras = r.sample(["hist.append(res)", f"if it % {r.choice([3, 7])} == 0:\n        print(it, res)",
