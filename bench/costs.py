@@ -66,17 +66,28 @@ def trace_per_op(repeat: int) -> float:
     return best(once, repeat)
 
 
-def sync_cost(repeat: int) -> tuple[float, float]:
-    """(seconds per iteration, of which outside the trace) of a traced loop that reads a value back every
-    step (``float(x[0])``: the pending ops are planned, launched and read each step), 1,000 elements."""
+def sync_cost(repeat: int, ahead: bool) -> tuple[float, float]:
+    """(seconds per iteration, of which outside the trace) of a loop that reads a value back every step
+    (``float(x[0])``), 1,000 elements: traced every step (the pending ops are planned, launched and read each
+    step), or (``ahead``) run ahead once two steps made one plan (``syncloops.py``: the plan launched, its
+    value read, the Python of numbers run)."""
     cell = "s = 0.0\nfor i in range(500):\n    x = x * 0.5 + 1.0\n    s += float(x[0])\n"
-    jupyter_fuse.run_cell(cell, {"np": np, "x": np.ones(1000)}, backend="cpu", cache=False)  # compile
+    before = os.environ.get("JUPYTER_FUSE_FASTFORWARD")
+    os.environ["JUPYTER_FUSE_FASTFORWARD"] = "on" if ahead else "off"
+    try:
+        jupyter_fuse.run_cell(cell, {"np": np, "x": np.ones(1000)}, backend="cpu", cache=False)  # compile
 
-    def once() -> tuple[float, float]:
-        r = jupyter_fuse.run_cell(cell, {"np": np, "x": np.ones(1000)}, backend="cpu", cache=False)
-        t = r.times
-        return t["total"] / 500, (t["plan"] + t["run"]) / 500
-    return min(once() for _ in range(repeat))
+        def once() -> tuple[float, float]:
+            r = jupyter_fuse.run_cell(cell, {"np": np, "x": np.ones(1000)}, backend="cpu", cache=False)
+            assert bool(r.loops) == ahead
+            t = r.times
+            return t["total"] / 500, (t["plan"] + t["run"]) / 500
+        return min(once() for _ in range(repeat))
+    finally:
+        if before is None:
+            del os.environ["JUPYTER_FUSE_FASTFORWARD"]
+        else:
+            os.environ["JUPYTER_FUSE_FASTFORWARD"] = before
 
 
 def node_cost(repeat: int) -> float:
@@ -218,9 +229,12 @@ def main() -> None:
     get_backend("cpu")
     print(f"trace:  {trace_per_op(a.repeat) * 1e6:6.1f} us per traced op (x = x * 0.5 + 1.0, 1,000 elements)")
     print(f"node:   {node_cost(a.repeat) * 1e6:6.1f} us per new IR node (Node.make, hash-consed)")
-    per, outside = sync_cost(a.repeat)
+    per, outside = sync_cost(a.repeat, False)
     print(f"sync:   {per * 1e6:6.1f} us per iteration of `x = x * 0.5 + 1.0; s += float(x[0])` traced "
           f"({outside * 1e6:.1f} us of it planning and launching; NumPy takes ~2 us)")
+    per, outside = sync_cost(a.repeat, True)
+    print(f"sync:   {per * 1e6:6.1f} us per iteration of the same loop run ahead (syncloops.py: "
+          f"{outside * 1e6:.1f} us of it planning and launching)")
     for ops in (1_000, 10_000, 100_000):
         print(f"plan:   {partition_per_op(ops, max(1, a.repeat // 2)) * 1e6:6.1f} us per op, "
               f"fuse.partition on one graph of {ops:,} ops")

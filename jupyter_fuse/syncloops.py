@@ -40,9 +40,11 @@ import builtins
 import copy
 import sys
 import time
+import types
 from typing import Any
 
 from . import fperrors, loops
+from .capture import unwrap_module
 from .trace import Buffer, LazyArray
 
 MAX_UNITS_TRIED = 6  # steps whose units are matched before the loop is left traced
@@ -73,7 +75,7 @@ def transform(stmt: ast.stmt, functions: dict) -> list[ast.stmt] | None:
 
     residue = []
     for s in stmt.body:
-        if _scalar_stmt(s, arrays):
+        if _scalar_stmt(s, arrays) or _reader(s, arrays):
             memo: dict = {}
             c = copy.deepcopy(s, memo)
             if id(site) in memo:
@@ -131,6 +133,9 @@ def _analyse(stmt: ast.stmt, functions: dict) -> tuple | None:
             for n in _outside(s, found):
                 (scalars if isinstance(n.ctx, ast.Store) else reads)[n.id] = None
             sites += [(i, e) for e in found]
+        elif _reader(s, arrays):
+            kinds.append("reader")
+            reads.update((n.id, None) for n in ast.walk(s) if isinstance(n, ast.Name))
         else:
             kinds.append("array")
     if test is not None:
@@ -157,8 +162,10 @@ def _analyse(stmt: ast.stmt, functions: dict) -> tuple | None:
     rest = kinds[at + 1:]
     after = rest[rest.index("array"):] if "array" in rest else []
     trailing = len(after)  # (array statements after the site: the step's last, owed where the loop ends, ``transform``)
-    if "scalar" in after:
+    if "scalar" in after or "reader" in after:
         return None  # (a statement of numbers after them: an exit there, or an error, would skip what they compute)
+    if "reader" in kinds[first:at]:
+        return None  # (arrays read where a step run ahead has not computed them yet: read them after the site)
     if any(any(isinstance(n, ast.Break) for n in ast.walk(s)) for s in stmt.body[first:at]):
         return None  # (an exit between the array statements and the site)
     for name in calls:
@@ -236,6 +243,41 @@ def _scalar_stmt(s: ast.stmt, arrays: set[str]) -> bool:
             if not isinstance(e, ast.Name) or e.id in arrays:
                 return False
     return _sites(value, arrays) is not None
+
+
+# what a statement reading arrays may call (``_reader``): computations whose result is a new array or number
+_READS = {"mean", "sum", "max", "min", "std", "var", "prod", "abs", "absolute", "sqrt", "square", "exp", "log",
+          "copy", "astype", "any", "all", "argmax", "argmin", "dot", "norm", "round", "isfinite", "isnan",
+          "count_nonzero", "median", "ptp", "maximum", "minimum", "clip", "sign", "trace", "amax", "amin"}
+
+
+def _reader(s: ast.stmt, arrays: set[str]) -> bool:
+    """A statement that reads arrays without changing one: a print (``print(it, u[:3])``), a new value kept in a
+    list (``hist.append(u.mean())``: not ``u`` itself, nor a view of it), an ``if`` of numbers over such
+    statements (a checkpoint). Where the site's step left the arrays (``_analyse``), it reads what the step's
+    plan computed, run ahead as traced."""
+    if isinstance(s, ast.If):
+        return _sites(s.test, arrays, True) == [] and bool(s.body) \
+            and all(_reader(b, arrays) or _scalar_stmt(b, arrays) and not _stmt_sites(b, arrays) for b in s.body + s.orelse)
+    if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)):
+        return False
+    call = s.value
+    if isinstance(call.func, ast.Name) and call.func.id == "print":
+        return all(_reading(e) for e in [*call.args, *(k.value for k in call.keywords)])
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "append" and isinstance(call.func.value, ast.Name) \
+        and call.func.value.id not in arrays and len(call.args) == 1 and not call.keywords \
+        and isinstance(call.args[0], (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare)) and _reading(call.args[0])
+
+
+def _reading(e: ast.expr) -> bool:
+    """An expression that computes on arrays and changes none: builtins and ``_READS`` calls, no ``out=``."""
+    for n in ast.walk(e):
+        if not isinstance(n, loops._EXPRS) or isinstance(n, ast.keyword) and n.arg == "out":
+            return False
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _SCALAR_CALLS
+                                            or isinstance(n.func, ast.Attribute) and n.func.attr in _READS):
+            return False
+    return True
 
 
 def _stmt_sites(s: ast.stmt, arrays: set[str]) -> list[ast.expr]:
@@ -363,8 +405,8 @@ class Loop:
         # keeps each name on its own buffer and sets its value, which may be one the step before kept)
         self.tried += 1
         self.ops = s.report.ops
-        if unit is None or unit is loops._SWAPPED:  # (Python did more than make the graph: traced on, or
-            self.done = self.prev is not None or self.tried >= 3  # matched from the next step where none matched yet)
+        if unit is None or unit is loops._SWAPPED:  # (Python did more than make the graph, a checkpoint's print:
+            self.done = self.tried >= MAX_UNITS_TRIED  # matched anew from the next step)
             self.prev = self.events = None
             return v
         s.evaluate([v._current()])  # (a view's value too: its sync then reads it, here and ahead)
@@ -381,16 +423,17 @@ class Loop:
         return v
 
     def _plain(self) -> bool:
-        """Do the names the scalar statements read hold numbers, strings, lists of numbers (or builtins)? Then
-        what they do is Python's alone, whatever ran the arrays."""
+        """Do the names the scalar statements read hold numbers, strings, lists of numbers or of values the loop
+        kept (or builtins, modules)? Then what they do is Python's alone, whatever ran the arrays."""
         lookup = loops._lookup(self.s, self.frame)
         for name in self.checked:
             v = lookup(name)
             if v is loops._MISSING or isinstance(v, loops._NUMBERS) and type(v) is not LazyArray:
                 continue
-            if type(v) is list and all(isinstance(x, loops._NUMBERS) and type(x) is not LazyArray for x in v):
-                continue
-            if name in _SCALAR_CALLS and v is getattr(builtins, name, None):
+            if type(v) is list and all(isinstance(x, loops._NUMBERS) or type(x) is LazyArray for x in v):
+                continue  # (values the loop kept: a lazy one, ``hist.append(u.mean())``, is an array of its own)
+            if name in _SCALAR_CALLS and v is getattr(builtins, name, None) \
+                    or isinstance(unwrap_module(v), types.ModuleType):  # (``np.mean`` in a statement reading arrays)
                 continue
             return False
         return True

@@ -284,9 +284,12 @@ def generate_sync_loop(seed: int) -> LoopProgram:
     tol = r.choice(["1e-9", "0.05", "0.5", "2.0", "c"])
     steps = r.choice([6, 20, 60, 150])
     extras = r.sample(["hist.append(res)", f"if it % {r.choice([3, 7])} == 0:\n        print(it, res)",
-                       "best = min(best, res)", "total = total + res * 0.5"], r.randint(0, 2))
+                       "best = min(best, res)", "total = total + res * 0.5",
+                       # (statements reading arrays: a value kept each step or now and then, a print of arrays)
+                       "kept.append(np.abs(u).max() * 2)", f"if it % {r.choice([4, 9])} == 1:\n        kept.append(g.sum())",
+                       f"if it % {r.choice([5, 11])} == 0:\n        print(it, u[:2])"], r.randint(0, 2))
     form = r.random()
-    pre = ["hist = []", "best = 1e9", "total = 0.0", "it = 0", "res = 1.0"]
+    pre = ["hist = []", "kept = []", "best = 1e9", "total = 0.0", "it = 0", "res = 1.0"]
     if form < 0.3:  # a while on the value read
         loop = [f"while it < {steps} and res > {tol}:", *arrays, f"res = {site}", "it += 1", *extras]
     elif form < 0.55:  # a break on it
@@ -303,6 +306,7 @@ def generate_sync_loop(seed: int) -> LoopProgram:
         loop.remove(arrays[-1])
         loop.append(arrays[-1])
     text = loop[0] + "\n" + "\n".join("    " + s for s in loop[1:])
-    ends = ["out = u + v", "h = np.array(hist)", "last = (it, res, best, total)", "print(u[:3], g[0], it)"]
+    ends = ["out = u + v", "h = np.array(hist)", "last = (it, res, best, total)", "print(u[:3], g[0], it)",
+            "k = np.array(kept)"]
     stmts = [f"n = {n}", *pre, text, r.choice(ends)]
     return LoopProgram(seed, inputs, stmts, replayable=True)
