@@ -49,6 +49,7 @@ from .trace import Buffer, LazyArray
 
 MAX_UNITS_TRIED = 6  # steps whose units are matched before the loop is left traced
 PROGRAM_AFTER = 8  # steps run ahead kernel by kernel before one asks for a compiled program of a step's kernels
+PENDING = 256  # ops traced by statements reading arrays (``_reader``) from which a step run ahead computes them
 _CONVERT = {"float", "int", "bool", "complex"}
 _SCALAR_CALLS = (loops._CALLS | {"print"}) - {"range"}  # (calls the scalar statements may make by a bare name)
 _SCALAR_EXPRS = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Tuple,
@@ -441,6 +442,8 @@ class Loop:
     def value(self) -> LazyArray:
         """A step run ahead: the plan's run on what the last step kept; the value Python reads at the site."""
         s, last = self.s, self.last
+        if s.pending > PENDING:  # (what statements reading arrays traced, each on a value a plan computed: held
+            s.flush()  # until computed, so computed every few steps, not at the graph's bound)
         t0 = time.perf_counter()
         run0 = s.report.times["run"]
         got = self.program
@@ -459,7 +462,6 @@ class Loop:
         self.stepped += 1
         self.owed = True
         s.report.ops += last.ops
-        s.pending = 0
         o, chain, scalar = self.where  # type: ignore[misc]
         buf = Buffer(self.refs[o])
         v = LazyArray(s, buf, chain, scalar=scalar)
