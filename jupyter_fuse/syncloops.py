@@ -19,18 +19,27 @@ site replaced by the value the plan computes:
 
 Each step is traced until two steps' graphs, cut at the site (``loops._end_unit``: a unit ends there), make
 the same plan, each read what the one before kept (``loops._Unit.reads``); from then on each step runs that
-plan (``loops.advance``) and only the scalar statements are Python: no trace, no plan, one launch a kernel.
-The value Python reads is the plan's, read as tracing reads it (a lazy array over it: the same sync, the same
-record on the plan cache's tape), so Python decides as NumPy's run would.
+plan (``loops.advance``; after a few steps one compiled call of its kernels, ``loops._program``) and only the
+scalar statements are Python: no trace, no plan. The value Python reads is the plan's, read as tracing reads it
+(a lazy array over it: the same sync, the same record on the plan cache's tape), so Python decides as NumPy's
+run would. Each name keeps its buffer and gets its value (one the step before kept where it took what another
+name computed: ``lam = lam_new``).
+
+Array statements after the site (``if res < tol: break`` then ``x = x + a * r``) are the next step's plan's:
+a step run ahead skips them, and where the loop ends but by its ``break`` (a ``while`` test, the ``range``'s
+end) its ``else`` runs them as Python (``owed``). Statements after the site that only read arrays (``_reader``:
+``hist.append(u.mean())`` every few steps, a print) are Python's, on what the step's plan computed.
 
 That is right only where skipping the array statements skips nothing else, which ``_analyse`` checks in the
 source: the array statements are what ``loops.mark`` lets a fast-forwarded body do; the scalar statements
-read no array but at the site, and call only builtins (``float``, ``max``, ``print``, a list's ``append``);
-the array statements and the site read no number the scalar statements or the loop variable change (a plan
-holds its numbers); every array statement comes before the site in a step (a ``while`` test's site is at the
-step's end), and no ``break`` lies between them (an exit there would skip what the plan computes later).
-At run time each unit is checked as ``loops.py`` checks its units, and the names the scalar statements read
-must hold numbers (or lists of them) when the loop goes ahead.
+read no array but at the site (or, reading, after it), and call only builtins (``float``, ``max``, ``print``,
+a list's ``append``); the array statements and the site read no number the scalar statements or the loop
+variable change (a plan holds its numbers); no ``break`` lies between the array statements and the site, and
+nothing but array statements after those after it (an exit or an error there would skip what the plan computes
+later). At run time each unit is checked as ``loops.py`` checks its units (the user's own arrays trading names
+keep the loop traced: which of them a name ends in depends on the count), and the names the scalar
+statements read must hold numbers, lists of numbers or of values the loop kept, or modules, when the loop goes
+ahead.
 """
 
 from __future__ import annotations
