@@ -110,7 +110,7 @@ def run_cell(source: str, namespace: dict | None = None, backend: str = "numpy",
             if hit is not None:
                 _check_kernels(hit, expect_kernels)
                 return hit
-        filename, body, last = _compile(source, filename, True)  # a SyntaxError here is the ordinary one (a replay never compiles)
+        filename, body, last = _compiled(source, filename, True)  # a SyntaxError here is the ordinary one (a replay never compiles)
         s = Session(engine, filename, fuse=fuse)
         s.report.source = source
         s.report.options = options
@@ -433,18 +433,18 @@ def _record(s: Session, key: tuple, ns: Namespace, misses: list[str]) -> None:
     r.times["total"] += time.perf_counter() - t0
 
 
-_CODE: dict[tuple[str, str | None], tuple[str, Any, Any]] = {}  # plain runs' compiled cells
+_CODE: dict[tuple[str, str | None, bool], tuple[str, Any, Any]] = {}  # compiled cells, plain and traced
 
 
-def _compiled(source: str, filename: str | None) -> tuple[str, Any, Any]:
-    """``_compile``'s answer for a plain run, remembered: a cell run as plain NumPy runs the same source
-    every time, and parsing and compiling it again (0.1-0.4 ms) is a share of a millisecond's cell."""
-    key = (source, filename)
+def _compiled(source: str, filename: str | None, fast: bool = False) -> tuple[str, Any, Any]:
+    """``_compile``'s answer, remembered: a cell run again runs the same source, and parsing and compiling it
+    again (0.1-0.4 ms; a traced run's, its loops marked, 1-3 ms: ``loops.mark``) is a share of a small cell."""
+    key = (source, filename, fast)
     code = _CODE.get(key)
     if code is None:
         if len(_CODE) >= 256:
             _CODE.clear()
-        code = _CODE[key] = _compile(source, filename)
+        code = _CODE[key] = _compile(source, filename, fast)
     elif code[0] not in linecache.cache:  # (tracebacks show the cell's lines)
         linecache.cache[code[0]] = (len(source), None, source.splitlines(True), code[0])
     return code
