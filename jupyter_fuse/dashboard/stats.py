@@ -71,8 +71,9 @@ def node_nbytes(node: dict) -> int:
 def eager_bytes(d: dict) -> int | None:
     """What eager NumPy moves: every op reads all its operands and writes its result, and the
     calls that ran outside the trace (``np.sort``: kind ``eager``) move what they moved here.
-    None when the recorded graph was truncated (the estimate would be too low)."""
-    if graph_truncated(d):
+    None when the recorded graph was truncated, or a loop ran iterations ahead (``loops.py``, ``syncloops.py``:
+    never traced, they are not in it): the estimate would be too low."""
+    if graph_truncated(d) or d.get("loops"):
         return None
     nodes = {n["id"]: n for n in graph_nodes(d)}
     total = sum(k.get("bytes_read", 0) + k.get("bytes_written", 0) for k in d.get("kernel_list", [])
