@@ -74,7 +74,7 @@ def transform(stmt: ast.stmt, functions: dict) -> list[ast.stmt] | None:
     found = _analyse(stmt, functions)
     if found is None:
         return None
-    site, arrays, assigned, loaded, calls, checked, trailing = found
+    site, kinds, assigned, loaded, calls, checked, trailing = found
     state = f"_jupyter_fuse_loop{stmt.lineno}"
 
     def name() -> ast.Name:
@@ -84,8 +84,8 @@ def transform(stmt: ast.stmt, functions: dict) -> list[ast.stmt] | None:
         return ast.Call(ast.Attribute(name(), "value", ast.Load()), [], [])
 
     residue = []
-    for s in stmt.body:
-        if _scalar_stmt(s, arrays) or _reader(s, arrays):
+    for s, kind in zip(stmt.body, kinds):
+        if kind != "array":  # (statements of numbers, and those reading arrays: ``_analyse``)
             memo: dict = {}
             c = copy.deepcopy(s, memo)
             if id(site) in memo:
@@ -119,9 +119,10 @@ def transform(stmt: ast.stmt, functions: dict) -> list[ast.stmt] | None:
 
 
 def _analyse(stmt: ast.stmt, functions: dict) -> tuple | None:
-    """(the site, the names of arrays (those array statements bind or store into), the names array statements
-    bind, the names they and the site read from outside the loop, the functions of the cell they call, the names
-    the scalar statements read and bind) of a loop reading one value a step (the module docstring), or None."""
+    """(the site, each body statement's kind: "array", "scalar" or "reader", the names array statements bind, the
+    names they and the site read from outside the loop, the functions of the cell they call, the names the scalar
+    statements read and bind, how many array statements follow the site) of a loop reading one value a step (the
+    module docstring), or None."""
     if isinstance(stmt, ast.While):
         test, target = stmt.test, None
     elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and isinstance(stmt.iter, ast.Call) \
@@ -182,7 +183,7 @@ def _analyse(stmt: ast.stmt, functions: dict) -> tuple | None:
         loaded.update(dict.fromkeys(functions[name][1]))
     loaded = {n: None for n in loaded if n not in assigned}
     checked = tuple(n for n in {**scalars, **reads} if n not in arrays and n != target)
-    return site, arrays, tuple(assigned), tuple(loaded), tuple((n, functions[n][0]) for n in calls), checked, trailing
+    return site, kinds, tuple(assigned), tuple(loaded), tuple((n, functions[n][0]) for n in calls), checked, trailing
 
 
 def _outside(tree: ast.AST, sites: list[ast.expr]) -> list[ast.Name]:
@@ -455,13 +456,15 @@ class Loop:
             s.flush()  # until computed, so computed every few steps, not at the graph's bound)
         t0 = time.perf_counter()
         run0 = s.report.times["run"]
-        got = self.program
+        got, first = self.program, None
         if got is None and self.stepped >= PROGRAM_AFTER and self.stepped % PROGRAM_AFTER == 0:
-            got = loops._program(s, last, loops._after(self.leaves, self.refs, self.rule), self.rule, 1, self.line,
-                                 None, launches=self.stepped * len(last.tmpl.plan.kernels))[0]
+            first = loops._after(self.leaves, self.refs, self.rule)
+            got = loops._program(s, last, first, self.rule, 1, self.line, None,
+                                 launches=self.stepped * len(last.tmpl.plan.kernels))[0]
             self.program = got  # (the same for every step: the same plan, on what the step before kept)
         if got is not None:  # (a step's kernels as one compiled call: launching each costs microseconds)
-            first = loops._after(self.leaves, self.refs, self.rule)
+            if first is None:
+                first = loops._after(self.leaves, self.refs, self.rule)
             refs = loops._run_program(s, last, first, self.rule, 1, got, None)
             for buf, _, o in last.held:  # (no "prev": ``loops._program``)
                 buf.node = refs[o]

@@ -212,3 +212,20 @@ def test_the_report_and_the_graph_say_the_numbers_ran_as_python():
     assert "only the loop's Python of numbers ran" in repr(r)
     notes = draw(r.to_dict()).notes
     assert any("its Python only read a value each step" in n for n in notes), notes
+
+
+@pytest.mark.parametrize("setup, source", [
+    ("x = np.array(2.0)\n", "it = 0\nwhile float(x) > 1e-3:\n    x = x * 0.9\n    it += 1\n"),  # 0-d (traced: a bare name)
+    ("u = np.zeros(0)\n", "for k in range(50):\n    u = u * 0.5 + 1\n    r = float(u.sum())\n    if r > 1:\n        break\n"),
+    ("u = np.linspace(0, 1, 20)\n", "hist = []\nfor k in range(10000):\n    u = u * 0.999 + 0.001\n    r = float(u[0])\n"
+                                    "    hist.append(r)\n"),
+    ("g = np.asfortranarray(np.arange(12.0).reshape(3, 4))\n",
+     "for k in range(100):\n    g = g * 0.9 + 0.1\n    r = float(g.max())\n    if r < 1.5:\n        break\n"),
+], ids=["0-d", "empty", "10,000 steps", "Fortran order"])
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_odd_arrays_and_long_loops_leave_what_numpy_leaves_and_replay(setup, source, backend):
+    from jupyter_fuse.cache import PLAN_CACHE
+
+    PLAN_CACHE.clear()
+    check(source, setup, backend=backend)
+    check(source, setup, backend=backend)  # (a replay, or plain NumPy over the held plan)
